@@ -1,0 +1,1 @@
+//! Connections to brokers: correlation ids, ApiVersions negotiation, bootstrap, coordinator lookup.

@@ -1,0 +1,1 @@
+//! Client configuration: `ClientConfig` and `SecurityProtocol`.

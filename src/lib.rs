@@ -1,0 +1,29 @@
+//! # kafka-streams-group
+//!
+//! A blocking, pure-Rust library that lets plain threaded programs join an Apache Kafka
+//! **Streams group** (KIP-1071, `StreamsGroupHeartbeat`, API key 88) as first-class members,
+//! side by side with Java Kafka Streams instances.
+//!
+//! The library does the membership and task lifecycle; the application processes records.
+//!
+//! ```text
+//!             application threads                  one heartbeat thread per session
+//!   StreamsGroupSessionHandle  ── crossbeam cmd + Waker ──►  runtime (mio::Poll, clock)
+//!        ▲ assignment snapshot (parking_lot) ◄─────────────────────┘
+//!   streams/   pure membership state machine, task ids, assignment merge
+//!   client/    connections, correlation ids, ApiVersions, bootstrap, coordinator lookup
+//!   transport/ mio TCP, rustls, SASL step machines (frames, not messages)
+//!   protocol/  pure primitives, headers, frames, one file per API message, error codes
+//! ```
+//!
+//! No async runtime is used anywhere: every call blocks the calling thread, with a deadline.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod config;
+pub mod error;
+pub mod protocol;
+pub mod runtime;
+pub mod streams;
+pub mod transport;

@@ -1,0 +1,1 @@
+//! One module per Kafka API: request and response types that both encode and decode.

@@ -1,0 +1,1 @@
+//! Runtime glue: the heartbeat thread and the blocking session drive the pure membership core.

@@ -1,0 +1,1 @@
+//! Streams group membership (pure): task ids, task runtime, topology, membership state machine.

@@ -1,0 +1,1 @@
+//! Byte transport on mio: TCP, rustls, SASL step machines. Knows frames, not messages.
