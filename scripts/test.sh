@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests, then the live tests against a real Kafka broker of each version.
+#
+#   scripts/test.sh                      all versions in KSG_KAFKA_VERSIONS (default below)
+#   scripts/test.sh --kafka 4.3.1        one broker version only (repeatable)
+#   scripts/test.sh --unit-only          no broker
+#
+# It starts the brokers it needs (scripts/kafka.sh), stops what it started, prints how long
+# each phase took, and exits non-zero on any failure. Live tests are #[ignore]d, so a bare
+# `cargo test` reports them as ignored; here they run with `-- --ignored` against the broker.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+versions=()
+unit_only=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kafka) versions+=("$2"); shift 2 ;;
+    --kafka=*) versions+=("${1#--kafka=}"); shift ;;
+    --unit-only) unit_only=1; shift ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ ${#versions[@]} -eq 0 ]; then
+  read -r -a versions <<<"${KSG_KAFKA_VERSIONS:-4.4.0 4.3.1 4.2.2}"
+fi
+
+port_base=${KSG_PORT_BASE:-19092}
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+started_run_dir=""
+stop_broker() {
+  if [ -n "$started_run_dir" ]; then
+    KSG_RUN_DIR="$started_run_dir" KSG_PORT_BASE=$port_base bash "$repo/scripts/kafka.sh" stop || true
+    started_run_dir=""
+  fi
+}
+trap 'stop_broker; rm -f "$results"' EXIT INT TERM
+
+phase_start=0
+phase() { phase_start=$(date +%s%3N); echo; echo "=== $*"; }
+phase_end() { echo "=== $1 took $(( $(date +%s%3N) - phase_start )) ms"; }
+
+# Runs cargo test, echoing its output and keeping its "test result" lines for the summary.
+cargo_test() {
+  local status=0
+  cargo test "$@" 2>&1 | tee -a "$results" || status=$?
+  return $status
+}
+
+command -v cargo >/dev/null || { echo "cargo not found: install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
+
+failed=0
+phase "build (all targets)"
+cargo build --all-targets --quiet
+phase_end "build"
+
+phase "unit tests (live tests are ignored here)"
+cargo_test || failed=1
+phase_end "unit tests"
+
+if [ $unit_only -eq 0 ]; then
+  for version in "${versions[@]}"; do
+    phase "live tests against Kafka $version"
+    run_dir=$repo/.kafka/test-$version
+    KSG_RUN_DIR=$run_dir KSG_PORT_BASE=$port_base bash "$repo/scripts/kafka.sh" start --kafka "$version"
+    started_run_dir=$run_dir
+    KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --tests -- --ignored || failed=1
+    stop_broker
+    phase_end "Kafka $version live tests"
+  done
+fi
+
+# One closing line over every cargo test run above.
+passed=$(grep -E '^test result:' "$results" | sed -E 's/.* ([0-9]+) passed.*/\1/' | paste -sd+ - | bc)
+nfailed=$(grep -E '^test result:' "$results" | sed -E 's/.* ([0-9]+) failed.*/\1/' | paste -sd+ - | bc)
+echo
+echo "tests: ${passed:-0} passed, ${nfailed:-0} failed"
+if [ $failed -ne 0 ] || [ "${nfailed:-0}" -ne 0 ]; then
+  echo "FAILED" >&2
+  exit 1
+fi

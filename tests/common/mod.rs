@@ -1,0 +1,87 @@
+//! Shared helpers for the live tests: where the harness broker is and how to reach it.
+//!
+//! `scripts/test.sh` starts a real Kafka broker with `scripts/kafka.sh` and points
+//! `KSG_CLUSTER_ENV` at the `cluster.env` file the launcher writes. Live tests are
+//! `#[ignore]`d so that a bare `cargo test` reports them as ignored, never as passed;
+//! when they do run without a broker they fail with a message saying how to start one.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The marker every live test carries, so `cargo test -- --ignored` selects exactly them.
+pub const LIVE: &str = "live: needs a Kafka broker (scripts/test.sh runs it)";
+
+/// The harness broker as described by `cluster.env`.
+pub struct Cluster {
+    values: BTreeMap<String, String>,
+    /// Path of the file the values came from.
+    pub path: PathBuf,
+}
+
+impl Cluster {
+    /// Reads the cluster file named by `KSG_CLUSTER_ENV`; panics with instructions if absent,
+    /// which fails the live test (it must never pass without a broker).
+    pub fn get() -> Cluster {
+        let path = std::env::var_os("KSG_CLUSTER_ENV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                panic!(
+                    "KSG_CLUSTER_ENV is not set: live tests need the harness broker. Run \
+                 `scripts/test.sh`, or `scripts/kafka.sh start` and then \
+                 `KSG_CLUSTER_ENV=.kafka/run-19092/cluster.env cargo test -- --ignored`"
+                )
+            });
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "cannot read cluster file {}: {e} (is the broker running?)",
+                path.display()
+            )
+        });
+        let values = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        Cluster { values, path }
+    }
+
+    /// One value of the cluster file, e.g. `KSG_BOOTSTRAP_PLAINTEXT`.
+    pub fn value(&self, key: &str) -> &str {
+        self.values
+            .get(key)
+            .unwrap_or_else(|| panic!("{} has no {key}", self.path.display()))
+    }
+
+    /// The Kafka version of the running broker, e.g. `(4, 4, 0)`.
+    pub fn kafka_version(&self) -> (u32, u32, u32) {
+        let v = self.value("KSG_KAFKA_VERSION");
+        let mut parts = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        (
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+        )
+    }
+
+    /// `host:port` of the PLAINTEXT listener.
+    pub fn plaintext(&self) -> &str {
+        self.value("KSG_BOOTSTRAP_PLAINTEXT")
+    }
+}
+
+/// A name no other test (or earlier run against the same broker) uses.
+pub fn unique_name(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}-{}-{nanos:x}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
