@@ -75,8 +75,8 @@ if [ $unit_only -eq 0 ]; then
 fi
 
 # One closing line over every cargo test run above.
-passed=$(grep -E '^test result:' "$results" | sed -E 's/.* ([0-9]+) passed.*/\1/' | paste -sd+ - | bc)
-nfailed=$(grep -E '^test result:' "$results" | sed -E 's/.* ([0-9]+) failed.*/\1/' | paste -sd+ - | bc)
+passed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^passed/) n += $i } END { print n + 0 }' "$results")
+nfailed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^failed/) n += $i } END { print n + 0 }' "$results")
 echo
 echo "tests: ${passed:-0} passed, ${nfailed:-0} failed"
 if [ $failed -ne 0 ] || [ "${nfailed:-0}" -ne 0 ]; then
