@@ -46,7 +46,7 @@ impl TlsConnector {
     pub fn new(tls: &TlsConfig) -> Result<Self, Error> {
         let server_name = tls
             .server_name_override()
-            .map(|name| parse_server_name(name))
+            .map(parse_server_name)
             .transpose()?;
         Ok(TlsConnector {
             config: build_client_config(tls)?,

@@ -81,14 +81,18 @@ impl ScramAlgorithm {
     }
 }
 
+/// What the client keeps between client-final and server-final.
+struct Pending {
+    /// `HMAC(SaltedPassword, "Server Key")`, kept to verify `v=` in constant time.
+    server_key: hmac::Key,
+    auth_message: Vec<u8>,
+}
+
 enum State {
     Initial,
     SentClientFirst,
-    SentClientFinal {
-        /// `HMAC(SaltedPassword, "Server Key")`, kept to verify `v=` in constant time.
-        server_key: hmac::Key,
-        auth_message: Vec<u8>,
-    },
+    /// Boxed: ring's HMAC key state is large and only lives for one round trip.
+    SentClientFinal(Box<Pending>),
     Done,
     Failed,
 }
@@ -98,7 +102,7 @@ impl State {
         match self {
             State::Initial => "Initial",
             State::SentClientFirst => "SentClientFirst",
-            State::SentClientFinal { .. } => "SentClientFinal",
+            State::SentClientFinal(_) => "SentClientFinal",
             State::Done => "Done",
             State::Failed => "Failed",
         }
@@ -219,11 +223,8 @@ impl Scram {
                 self.state = next;
                 Ok(SaslStep::Continue(client_final))
             }
-            State::SentClientFinal {
-                server_key,
-                auth_message,
-            } => {
-                self.handle_server_final(server_msg, &server_key, &auth_message)?;
+            State::SentClientFinal(pending) => {
+                self.handle_server_final(server_msg, &pending.server_key, &pending.auth_message)?;
                 self.state = State::Done;
                 Ok(SaslStep::Done(None))
             }
@@ -347,10 +348,10 @@ impl Scram {
         let client_final = format!("{client_final_without_proof},p={}", base64::encode(&proof));
         Ok((
             client_final.into_bytes(),
-            State::SentClientFinal {
+            State::SentClientFinal(Box::new(Pending {
                 server_key,
                 auth_message,
-            },
+            })),
         ))
     }
 
