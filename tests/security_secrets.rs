@@ -124,6 +124,13 @@ fn no_secret_in_debug_display_or_logs() {
         assert!(cfg.validate().is_ok());
     }
     let connector = TlsConnector::new(&tls_configs[0]).unwrap();
+    // The hostname opt-out logs a warning: make sure the log path is exercised.
+    TlsConnector::new(
+        &tls_configs[0]
+            .clone()
+            .dangerous_disable_hostname_verification(true),
+    )
+    .unwrap();
     show("TlsConnector", format!("{connector:?}"), None);
 
     // Mechanisms in every state.
@@ -227,6 +234,7 @@ fn no_secret_in_debug_display_or_logs() {
     }
 
     let logs = LOGS.0.lock().join("\n");
+    assert!(logs.contains("hostname verification is disabled"), "{logs}");
     rendered.push(("logs".into(), logs));
     assert!(
         rendered.len() > 60,
