@@ -1,0 +1,62 @@
+package dev.ksg.peer;
+
+import java.util.Properties;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+
+/**
+ * The one topology every streams peer runs: count the records of the input topic per value.
+ *
+ * <pre>
+ *   input (String, String)
+ *     -> selectKey(value)                 re-key by value: forces a repartition
+ *     -> groupByKey -> count("counts")    state store "counts" (RocksDB, changelogged)
+ *     -> toStream -> output (String, Long)
+ * </pre>
+ *
+ * The key change before the aggregation splits it into two subtopologies joined by the internal
+ * topic {@code <application.id>-counts-repartition}; the store adds the changelog
+ * {@code <application.id>-counts-changelog}. So a group running it has 2 x (input partitions)
+ * tasks: {@code 0_p} reads the input, {@code 1_p} reads the repartition topic and owns the store.
+ *
+ * <p>A record whose value equals the poison value makes selectKey throw {@link PoisonRecordException};
+ * the peer's uncaught-exception handler answers that with SHUTDOWN_APPLICATION. The check sits in
+ * the selectKey lambda, so it adds no node to the topology.
+ */
+final class PeerTopology {
+    private PeerTopology() {
+    }
+
+    static Topology build(final String input, final String output, final String poison, final Properties props) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .selectKey((key, value) -> {
+                if (value != null && value.equals(poison)) {
+                    throw new PoisonRecordException("poison record (key " + key + ") on " + input);
+                }
+                return value;
+            })
+            .groupByKey(Grouped.with(Serdes.String(), Serdes.String()))
+            .count(Materialized.as("counts"))
+            .toStream()
+            .to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        // build(props) applies the same optimizations KafkaStreams would see (none are on by
+        // default); the props must be the ones the KafkaStreams instance gets.
+        return builder.build(props);
+    }
+
+    /** Thrown from the topology on a poison record; the handler maps it to SHUTDOWN_APPLICATION. */
+    static final class PoisonRecordException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        PoisonRecordException(final String message) {
+            super(message);
+        }
+    }
+}
