@@ -63,6 +63,11 @@ cargo_test || failed=1
 phase_end "unit tests"
 
 if [ $unit_only -eq 0 ]; then
+  phase "build the Java Kafka Streams peer (testing/streams-peer)"
+  bash "$repo/scripts/streams-peer.sh" build
+  export KSG_STREAMS_PEER="$repo/scripts/streams-peer.sh"
+  phase_end "streams peer build"
+
   for version in "${versions[@]}"; do
     phase "live tests against Kafka $version"
     run_dir=$repo/.kafka/test-$version
