@@ -4,6 +4,7 @@
 //! in by the caller, which keeps every rule testable on a manual clock.
 
 pub mod assignment;
+pub mod membership;
 pub mod runtime;
 pub mod task;
 pub mod topology;
@@ -11,6 +12,10 @@ pub mod topology;
 pub use assignment::{
     AssignmentDelta, AssignmentError, EndpointPartitions, EndpointPartitionsDelta, MergeOutcome,
     StreamsGroupSessionAssignment, StreamsGroupStatus, StreamsStatusCode, UserEndpoint,
+};
+pub use membership::{
+    HeartbeatFailure, LeaveOperation, MemberState, MembershipCommand, MembershipConfig,
+    MembershipError, MembershipEvent, RetryBackoff, StreamsMembership, TasksLostReason,
 };
 pub use runtime::StreamsTaskRuntime;
 pub use task::{
