@@ -1,1 +1,25 @@
 //! Streams group membership (pure): task ids, task runtime, topology, membership state machine.
+//!
+//! Nothing in here does I/O, reads the clock or spawns threads; time and randomness are passed
+//! in by the caller, which keeps every rule testable on a manual clock.
+
+pub mod assignment;
+pub mod membership;
+pub mod runtime;
+pub mod task;
+pub mod topology;
+
+pub use assignment::{
+    AssignmentDelta, AssignmentError, EndpointPartitions, EndpointPartitionsDelta, MergeOutcome,
+    StreamsGroupSessionAssignment, StreamsGroupStatus, StreamsStatusCode, UserEndpoint,
+};
+pub use membership::{
+    HeartbeatFailure, LeaveOperation, MemberState, MembershipCommand, MembershipConfig,
+    MembershipError, MembershipEvent, RetryBackoff, StreamsMembership, TasksLostReason,
+};
+pub use runtime::StreamsTaskRuntime;
+pub use task::{
+    StreamsTaskAssignment, StreamsTaskError, StreamsTaskId, StreamsTaskRole, StreamsTaskTransition,
+    WireTaskIds,
+};
+pub use topology::{CopartitionGroup, StreamsTopology, Subtopology, TopicInfo, TopologyError};
