@@ -1,0 +1,1 @@
+//! StreamsGroupDescribe (API key 89): request and response types (written on another branch).

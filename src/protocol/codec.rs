@@ -1,0 +1,1123 @@
+//! Wire primitives: an appending [`Encoder`], a bounds-checked [`Decoder`], their typed errors,
+//! and the traits every message implements.
+//!
+//! The decoder never trusts a length: every string, byte array, array count and tagged-field size
+//! is compared with the bytes that remain *before* anything is allocated, so a hostile peer can
+//! make decoding fail but never make it allocate more than the frame it already sent.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Errors raised while decoding a frame, header or message.
+///
+/// Every variant that arises inside a message names the API (`api`, e.g. `"ApiVersionsResponse"`),
+/// the message version and the schema field being read, so a bad broker reply can be diagnosed
+/// from the error text alone.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// Fewer bytes remain than the field needs.
+    #[error(
+        "{api} v{version}: truncated reading {field}: need {needed} bytes, {remaining} remain"
+    )]
+    Truncated {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+        /// Bytes the field needs.
+        needed: usize,
+        /// Bytes left in the input.
+        remaining: usize,
+    },
+    /// A length or count is negative (other than the null marker) or exceeds the remaining bytes.
+    #[error("{api} v{version}: invalid length {length} for {field} ({remaining} bytes remain)")]
+    InvalidLength {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+        /// The length read from the wire.
+        length: i64,
+        /// Bytes left in the input.
+        remaining: usize,
+    },
+    /// A null marker where the schema does not allow null in this version.
+    #[error("{api} v{version}: {field} is null but not nullable")]
+    UnexpectedNull {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+    },
+    /// A string that is not valid UTF-8.
+    #[error("{api} v{version}: {field} is not valid UTF-8")]
+    InvalidUtf8 {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+    },
+    /// A varint longer than its type allows.
+    #[error("{api} v{version}: varint overflow in {field}")]
+    VarintOverflow {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+    },
+    /// A value that is well-formed but not allowed (e.g. a known tagged field with extra bytes).
+    #[error("{api} v{version}: invalid value for {field}: {reason}")]
+    InvalidValue {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// The message ended before the frame did.
+    #[error("{api} v{version}: {remaining} trailing bytes after the message")]
+    TrailingBytes {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Bytes left unread.
+        remaining: usize,
+    },
+    /// A frame length prefix above the configured maximum.
+    #[error("frame of {size} bytes exceeds the maximum of {max}")]
+    FrameTooLarge {
+        /// Size announced by the prefix.
+        size: usize,
+        /// Configured maximum.
+        max: usize,
+    },
+    /// A negative frame length prefix.
+    #[error("negative frame length {size}")]
+    NegativeFrameLength {
+        /// The prefix value.
+        size: i32,
+    },
+    /// The message version is outside the range this library implements.
+    #[error("{api}: unsupported version {version}")]
+    UnsupportedVersion {
+        /// Message name.
+        api: &'static str,
+        /// Requested version.
+        version: i16,
+    },
+}
+
+/// Errors raised while encoding.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// A string, byte array or array is longer than its wire length type can express.
+    #[error("{field}: length {len} exceeds the wire maximum {max}")]
+    LengthOverflow {
+        /// Schema field name.
+        field: &'static str,
+        /// Actual length.
+        len: usize,
+        /// Largest encodable length.
+        max: usize,
+    },
+    /// A null value for a field that is not nullable in this version.
+    #[error("{api} v{version}: {field} is null but not nullable in this version")]
+    NullNotAllowed {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+    },
+    /// A field holds a non-default value that this version cannot carry (Kafka's
+    /// `UnsupportedVersionException` for non-ignorable fields).
+    #[error("{api} v{version}: {field} has a non-default value but is not in this version")]
+    FieldNotInVersion {
+        /// Message name.
+        api: &'static str,
+        /// Message version.
+        version: i16,
+        /// Schema field name.
+        field: &'static str,
+    },
+    /// The message version is outside the range this library implements.
+    #[error("{api}: unsupported version {version}")]
+    UnsupportedVersion {
+        /// Message name.
+        api: &'static str,
+        /// Requested version.
+        version: i16,
+    },
+    /// A frame larger than the `i32` length prefix can express.
+    #[error("frame of {size} bytes does not fit the 4-byte length prefix")]
+    FrameTooLarge {
+        /// Body size in bytes.
+        size: usize,
+    },
+}
+
+/// A raw tagged field: a tag number and its already-encoded bytes.
+///
+/// Decoders in this crate skip unknown tags rather than keep them (a client has no use for
+/// them); this type exists so that callers (e.g. a test broker) can emit arbitrary tags.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TaggedField {
+    /// Tag number (tags must be written in ascending order).
+    pub tag: u32,
+    /// Encoded field value.
+    pub data: Vec<u8>,
+}
+
+/// A Kafka UUID (16 raw bytes), displayed like Kafka's `Uuid.toString()`: URL-safe base64
+/// without padding, 22 characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Uuid(pub [u8; 16]);
+
+impl Uuid {
+    /// The all-zero UUID (`AAAAAAAAAAAAAAAAAAAAAA`), Kafka's "no id".
+    pub const ZERO: Uuid = Uuid([0; 16]);
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+impl fmt::Display for Uuid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // 16 bytes = 5 full 3-byte groups + 1 byte → 20 + 2 characters.
+        let mut out = [0u8; 22];
+        let b = &self.0;
+        for g in 0..5 {
+            let n = (u32::from(b[3 * g]) << 16)
+                | (u32::from(b[3 * g + 1]) << 8)
+                | u32::from(b[3 * g + 2]);
+            for k in 0..4 {
+                out[4 * g + k] = B64[((n >> (18 - 6 * k)) & 63) as usize];
+            }
+        }
+        out[20] = B64[usize::from(b[15] >> 2)];
+        out[21] = B64[usize::from((b[15] & 3) << 4)];
+        for &c in &out {
+            fmt::Write::write_char(f, char::from(c))?;
+        }
+        Ok(())
+    }
+}
+
+/// Error returned when a string is not a 22-character URL-safe base64 UUID.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid Kafka UUID string")]
+pub struct ParseUuidError;
+
+impl FromStr for Uuid {
+    type Err = ParseUuidError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.as_bytes();
+        if s.len() != 22 {
+            return Err(ParseUuidError);
+        }
+        let val = |c: u8| -> Result<u32, ParseUuidError> {
+            B64.iter()
+                .position(|&x| x == c)
+                .map(|p| p as u32)
+                .ok_or(ParseUuidError)
+        };
+        let mut out = [0u8; 16];
+        for g in 0..5 {
+            let mut n = 0u32;
+            for k in 0..4 {
+                n = (n << 6) | val(s[4 * g + k])?;
+            }
+            out[3 * g] = (n >> 16) as u8;
+            out[3 * g + 1] = (n >> 8) as u8;
+            out[3 * g + 2] = n as u8;
+        }
+        let hi = val(s[20])?;
+        let lo = val(s[21])?;
+        if lo & 0x0f != 0 {
+            // Non-canonical: the unused low bits must be zero so each UUID has one spelling.
+            return Err(ParseUuidError);
+        }
+        out[15] = ((hi << 2) | (lo >> 4)) as u8;
+        Ok(Uuid(out))
+    }
+}
+
+/// Appends wire-encoded values to a caller-owned buffer.
+///
+/// The encoder only ever appends (it never clears), so one `Vec` can be reused across frames;
+/// once that buffer has enough capacity, encoding performs no heap allocation.
+pub struct Encoder<'a> {
+    buf: &'a mut Vec<u8>,
+}
+
+const MAX_STRING: usize = i16::MAX as usize;
+const MAX_BYTES: usize = i32::MAX as usize;
+/// Compact lengths are `N + 1` as an unsigned varint, but Java reads them into an `int`.
+const MAX_COMPACT: usize = i32::MAX as usize - 1;
+
+impl<'a> Encoder<'a> {
+    /// Wraps `buf`; new bytes are appended after its current contents.
+    pub fn new(buf: &'a mut Vec<u8>) -> Self {
+        Encoder { buf }
+    }
+
+    /// Total length of the underlying buffer (including bytes present before this encoder).
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// True if the underlying buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Current write position (same as [`Encoder::len`]); use it to remember where a length
+    /// placeholder went.
+    pub fn position(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Overwrites 4 bytes at `at` with a big-endian `i32` (for back-patching frame lengths).
+    ///
+    /// # Panics
+    /// If `at + 4` exceeds the buffer length; `at` must come from [`Encoder::position`].
+    pub fn patch_i32(&mut self, at: usize, v: i32) {
+        self.buf[at..at + 4].copy_from_slice(&v.to_be_bytes());
+    }
+
+    /// Drops everything written after `at` (used to roll back a failed encode).
+    pub fn truncate(&mut self, at: usize) {
+        self.buf.truncate(at);
+    }
+
+    /// The bytes written so far (the whole underlying buffer).
+    pub fn as_slice(&self) -> &[u8] {
+        self.buf
+    }
+
+    /// Appends raw bytes with no length prefix.
+    pub fn raw(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    /// Writes an `int8`.
+    pub fn i8(&mut self, v: i8) {
+        self.buf.push(v as u8);
+    }
+    /// Writes a big-endian `int16`.
+    pub fn i16(&mut self, v: i16) {
+        self.raw(&v.to_be_bytes());
+    }
+    /// Writes a big-endian `int32`.
+    pub fn i32(&mut self, v: i32) {
+        self.raw(&v.to_be_bytes());
+    }
+    /// Writes a big-endian `int64`.
+    pub fn i64(&mut self, v: i64) {
+        self.raw(&v.to_be_bytes());
+    }
+    /// Writes a big-endian `uint16`.
+    pub fn u16(&mut self, v: u16) {
+        self.raw(&v.to_be_bytes());
+    }
+    /// Writes a big-endian `uint32`.
+    pub fn u32(&mut self, v: u32) {
+        self.raw(&v.to_be_bytes());
+    }
+    /// Writes a big-endian IEEE-754 `float64`.
+    pub fn f64(&mut self, v: f64) {
+        self.raw(&v.to_be_bytes());
+    }
+    /// Writes a `bool` as one byte, 0 or 1.
+    pub fn bool(&mut self, v: bool) {
+        self.buf.push(u8::from(v));
+    }
+    /// Writes a 16-byte UUID.
+    pub fn uuid(&mut self, v: Uuid) {
+        self.raw(&v.0);
+    }
+
+    /// Writes an unsigned LEB128 varint (at most 5 bytes).
+    pub fn unsigned_varint(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
+    }
+
+    /// Writes a zig-zag signed varint.
+    pub fn varint(&mut self, v: i32) {
+        self.unsigned_varint(((v << 1) ^ (v >> 31)) as u32);
+    }
+
+    /// Writes a zig-zag signed varlong (at most 10 bytes).
+    pub fn varlong(&mut self, v: i64) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            self.buf.push((z as u8) | 0x80);
+            z >>= 7;
+        }
+        self.buf.push(z as u8);
+    }
+
+    fn check(field: &'static str, len: usize, max: usize) -> Result<(), EncodeError> {
+        if len > max {
+            Err(EncodeError::LengthOverflow { field, len, max })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Writes `len + 1` as an unsigned varint (compact length encoding).
+    fn compact_len(
+        &mut self,
+        field: &'static str,
+        len: usize,
+        max: usize,
+    ) -> Result<(), EncodeError> {
+        Self::check(field, len, max)?;
+        // Cannot truncate: max <= i32::MAX - 1.
+        self.unsigned_varint(len as u32 + 1);
+        Ok(())
+    }
+
+    /// Writes a non-null `string` (int16 length).
+    pub fn string(&mut self, field: &'static str, s: &str) -> Result<(), EncodeError> {
+        Self::check(field, s.len(), MAX_STRING)?;
+        self.i16(s.len() as i16);
+        self.raw(s.as_bytes());
+        Ok(())
+    }
+
+    /// Writes a nullable `string` (length -1 for null).
+    pub fn nullable_string(
+        &mut self,
+        field: &'static str,
+        s: Option<&str>,
+    ) -> Result<(), EncodeError> {
+        match s {
+            Some(s) => self.string(field, s),
+            None => {
+                self.i16(-1);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes a non-null compact string (unsigned varint length + 1).
+    pub fn compact_string(&mut self, field: &'static str, s: &str) -> Result<(), EncodeError> {
+        // Java rejects compact strings longer than Short.MAX_VALUE too.
+        self.compact_len(field, s.len(), MAX_STRING)?;
+        self.raw(s.as_bytes());
+        Ok(())
+    }
+
+    /// Writes a nullable compact string (0 for null).
+    pub fn compact_nullable_string(
+        &mut self,
+        field: &'static str,
+        s: Option<&str>,
+    ) -> Result<(), EncodeError> {
+        match s {
+            Some(s) => self.compact_string(field, s),
+            None => {
+                self.unsigned_varint(0);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes non-null `bytes` (int32 length).
+    pub fn bytes(&mut self, field: &'static str, b: &[u8]) -> Result<(), EncodeError> {
+        Self::check(field, b.len(), MAX_BYTES)?;
+        self.i32(b.len() as i32);
+        self.raw(b);
+        Ok(())
+    }
+
+    /// Writes nullable `bytes` (length -1 for null).
+    pub fn nullable_bytes(
+        &mut self,
+        field: &'static str,
+        b: Option<&[u8]>,
+    ) -> Result<(), EncodeError> {
+        match b {
+            Some(b) => self.bytes(field, b),
+            None => {
+                self.i32(-1);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes non-null compact bytes.
+    pub fn compact_bytes(&mut self, field: &'static str, b: &[u8]) -> Result<(), EncodeError> {
+        self.compact_len(field, b.len(), MAX_COMPACT)?;
+        self.raw(b);
+        Ok(())
+    }
+
+    /// Writes nullable compact bytes (0 for null).
+    pub fn compact_nullable_bytes(
+        &mut self,
+        field: &'static str,
+        b: Option<&[u8]>,
+    ) -> Result<(), EncodeError> {
+        match b {
+            Some(b) => self.compact_bytes(field, b),
+            None => {
+                self.unsigned_varint(0);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes a non-null array count (int32).
+    pub fn array_len(&mut self, field: &'static str, n: usize) -> Result<(), EncodeError> {
+        Self::check(field, n, MAX_BYTES)?;
+        self.i32(n as i32);
+        Ok(())
+    }
+
+    /// Writes a nullable array count (-1 for null).
+    pub fn nullable_array_len(
+        &mut self,
+        field: &'static str,
+        n: Option<usize>,
+    ) -> Result<(), EncodeError> {
+        match n {
+            Some(n) => self.array_len(field, n),
+            None => {
+                self.i32(-1);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes a non-null compact array count (unsigned varint N + 1).
+    pub fn compact_array_len(&mut self, field: &'static str, n: usize) -> Result<(), EncodeError> {
+        self.compact_len(field, n, MAX_COMPACT)
+    }
+
+    /// Writes a nullable compact array count (0 for null).
+    pub fn compact_nullable_array_len(
+        &mut self,
+        field: &'static str,
+        n: Option<usize>,
+    ) -> Result<(), EncodeError> {
+        match n {
+            Some(n) => self.compact_array_len(field, n),
+            None => {
+                self.unsigned_varint(0);
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes an empty tagged-field section (a single 0 byte).
+    pub fn empty_tagged_fields(&mut self) {
+        self.buf.push(0);
+    }
+
+    /// Writes a tagged-field section from raw fields (count, then tag/size/data for each).
+    ///
+    /// Fields must already be in ascending, unique tag order, as the protocol requires.
+    pub fn tagged_fields(&mut self, fields: &[TaggedField]) -> Result<(), EncodeError> {
+        Self::check("TaggedFields", fields.len(), u32::MAX as usize)?;
+        self.unsigned_varint(fields.len() as u32);
+        for f in fields {
+            self.unsigned_varint(f.tag);
+            Self::check("TaggedFields", f.data.len(), MAX_BYTES)?;
+            self.unsigned_varint(f.data.len() as u32);
+            self.raw(&f.data);
+        }
+        Ok(())
+    }
+
+    /// Writes one tagged field whose value is produced by `write`: the tag, then the value's
+    /// size, then the value. The caller writes the section's field count first.
+    ///
+    /// The size is not known until the value is written, so the value is encoded in place and
+    /// then shifted right to make room for the size varint: no temporary buffer is needed.
+    pub fn tagged_field<F>(&mut self, tag: u32, write: F) -> Result<(), EncodeError>
+    where
+        F: FnOnce(&mut Encoder<'_>) -> Result<(), EncodeError>,
+    {
+        self.unsigned_varint(tag);
+        let start = self.buf.len();
+        write(self)?;
+        let size = self.buf.len() - start;
+        Self::check("TaggedFields", size, MAX_BYTES)?;
+        let mut tmp = [0u8; 5];
+        let mut n = 0;
+        let mut v = size as u32;
+        while v >= 0x80 {
+            tmp[n] = (v as u8) | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        tmp[n] = v as u8;
+        n += 1;
+        let end = self.buf.len();
+        self.buf.resize(end + n, 0);
+        self.buf.copy_within(start..end, start + n);
+        self.buf[start..start + n].copy_from_slice(&tmp[..n]);
+        Ok(())
+    }
+}
+
+/// Reads wire-encoded values from a byte slice, bounds-checking everything.
+///
+/// The decoder carries an (api name, version) context, set by the message decoder, so that
+/// every error names where it happened; each read method takes the schema field name.
+#[derive(Debug, Clone)]
+pub struct Decoder<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    api: &'static str,
+    version: i16,
+}
+
+/// A null marker (-1 / 0) or a length.
+type Len = Option<usize>;
+
+impl<'a> Decoder<'a> {
+    /// Wraps `buf` with an empty context.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Decoder {
+            buf,
+            pos: 0,
+            api: "",
+            version: 0,
+        }
+    }
+
+    /// Wraps `buf` with the given (api, version) context.
+    pub fn with_context(buf: &'a [u8], api: &'static str, version: i16) -> Self {
+        Decoder {
+            buf,
+            pos: 0,
+            api,
+            version,
+        }
+    }
+
+    /// Sets the (api, version) named by subsequent errors.
+    pub fn set_context(&mut self, api: &'static str, version: i16) {
+        self.api = api;
+        self.version = version;
+    }
+
+    /// The API name of the current context.
+    pub fn api(&self) -> &'static str {
+        self.api
+    }
+
+    /// The version of the current context.
+    pub fn version(&self) -> i16 {
+        self.version
+    }
+
+    /// Bytes not yet read.
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// True when every byte was read.
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    /// Bytes read so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The unread bytes.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// Fails with [`DecodeError::TrailingBytes`] unless all input was consumed.
+    pub fn finish(&self) -> Result<(), DecodeError> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(DecodeError::TrailingBytes {
+                api: self.api,
+                version: self.version,
+                remaining: self.remaining(),
+            })
+        }
+    }
+
+    /// An error for `field` with this decoder's context; for callers' own validation.
+    pub fn invalid(&self, field: &'static str, reason: &'static str) -> DecodeError {
+        DecodeError::InvalidValue {
+            api: self.api,
+            version: self.version,
+            field,
+            reason,
+        }
+    }
+
+    /// An [`DecodeError::UnexpectedNull`] for `field` with this decoder's context.
+    pub fn null_error(&self, field: &'static str) -> DecodeError {
+        DecodeError::UnexpectedNull {
+            api: self.api,
+            version: self.version,
+            field,
+        }
+    }
+
+    fn take(&mut self, field: &'static str, n: usize) -> Result<&'a [u8], DecodeError> {
+        if n > self.remaining() {
+            return Err(DecodeError::Truncated {
+                api: self.api,
+                version: self.version,
+                field,
+                needed: n,
+                remaining: self.remaining(),
+            });
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+
+    fn arr<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(field, N)?);
+        Ok(a)
+    }
+
+    /// Reads raw bytes with no length prefix.
+    pub fn raw(&mut self, field: &'static str, n: usize) -> Result<&'a [u8], DecodeError> {
+        self.take(field, n)
+    }
+
+    /// Reads an `int8`.
+    pub fn i8(&mut self, field: &'static str) -> Result<i8, DecodeError> {
+        Ok(i8::from_be_bytes(self.arr(field)?))
+    }
+    /// Reads an `int16`.
+    pub fn i16(&mut self, field: &'static str) -> Result<i16, DecodeError> {
+        Ok(i16::from_be_bytes(self.arr(field)?))
+    }
+    /// Reads an `int32`.
+    pub fn i32(&mut self, field: &'static str) -> Result<i32, DecodeError> {
+        Ok(i32::from_be_bytes(self.arr(field)?))
+    }
+    /// Reads an `int64`.
+    pub fn i64(&mut self, field: &'static str) -> Result<i64, DecodeError> {
+        Ok(i64::from_be_bytes(self.arr(field)?))
+    }
+    /// Reads a `uint16`.
+    pub fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
+        Ok(u16::from_be_bytes(self.arr(field)?))
+    }
+    /// Reads a `uint32`.
+    pub fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        Ok(u32::from_be_bytes(self.arr(field)?))
+    }
+    /// Reads a `float64`.
+    pub fn f64(&mut self, field: &'static str) -> Result<f64, DecodeError> {
+        Ok(f64::from_be_bytes(self.arr(field)?))
+    }
+    /// Reads a `bool`; like Java, any non-zero byte is `true`.
+    pub fn bool(&mut self, field: &'static str) -> Result<bool, DecodeError> {
+        Ok(self.arr::<1>(field)?[0] != 0)
+    }
+    /// Reads a 16-byte UUID.
+    pub fn uuid(&mut self, field: &'static str) -> Result<Uuid, DecodeError> {
+        Ok(Uuid(self.arr(field)?))
+    }
+
+    /// Reads an unsigned varint of at most 5 bytes that fits in `u32`.
+    pub fn unsigned_varint(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        let mut v: u32 = 0;
+        for i in 0..5 {
+            let b = self.arr::<1>(field)?[0];
+            if i == 4 && b > 0x0f {
+                return Err(DecodeError::VarintOverflow {
+                    api: self.api,
+                    version: self.version,
+                    field,
+                });
+            }
+            v |= u32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(DecodeError::VarintOverflow {
+            api: self.api,
+            version: self.version,
+            field,
+        })
+    }
+
+    /// Reads a zig-zag signed varint.
+    pub fn varint(&mut self, field: &'static str) -> Result<i32, DecodeError> {
+        let z = self.unsigned_varint(field)?;
+        Ok(((z >> 1) as i32) ^ -((z & 1) as i32))
+    }
+
+    /// Reads a zig-zag signed varlong of at most 10 bytes.
+    pub fn varlong(&mut self, field: &'static str) -> Result<i64, DecodeError> {
+        let mut v: u64 = 0;
+        for i in 0..10 {
+            let b = self.arr::<1>(field)?[0];
+            if i == 9 && b > 0x01 {
+                return Err(DecodeError::VarintOverflow {
+                    api: self.api,
+                    version: self.version,
+                    field,
+                });
+            }
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(((v >> 1) as i64) ^ -((v & 1) as i64));
+            }
+        }
+        Err(DecodeError::VarintOverflow {
+            api: self.api,
+            version: self.version,
+            field,
+        })
+    }
+
+    fn bad_len(&self, field: &'static str, length: i64) -> DecodeError {
+        DecodeError::InvalidLength {
+            api: self.api,
+            version: self.version,
+            field,
+            length,
+            remaining: self.remaining(),
+        }
+    }
+
+    /// Validates a classic signed length: -1 is null, other negatives are errors, and the
+    /// length must fit in what remains (each unit being at least one byte).
+    fn signed_len(&self, field: &'static str, n: i64) -> Result<Len, DecodeError> {
+        if n == -1 {
+            return Ok(None);
+        }
+        if n < 0 || n as u64 > self.remaining() as u64 {
+            return Err(self.bad_len(field, n));
+        }
+        Ok(Some(n as usize))
+    }
+
+    fn compact_len(&mut self, field: &'static str) -> Result<Len, DecodeError> {
+        let n = self.unsigned_varint(field)?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let n = i64::from(n) - 1;
+        if n as u64 > self.remaining() as u64 {
+            return Err(self.bad_len(field, n));
+        }
+        Ok(Some(n as usize))
+    }
+
+    fn utf8(&self, field: &'static str, b: &[u8]) -> Result<String, DecodeError> {
+        std::str::from_utf8(b)
+            .map(str::to_owned)
+            .map_err(|_| DecodeError::InvalidUtf8 {
+                api: self.api,
+                version: self.version,
+                field,
+            })
+    }
+
+    fn some<T>(&self, field: &'static str, v: Option<T>) -> Result<T, DecodeError> {
+        v.ok_or(DecodeError::UnexpectedNull {
+            api: self.api,
+            version: self.version,
+            field,
+        })
+    }
+
+    /// Reads a nullable `string` (int16 length, -1 = null).
+    pub fn nullable_string(&mut self, field: &'static str) -> Result<Option<String>, DecodeError> {
+        let n = i64::from(self.i16(field)?);
+        match self.signed_len(field, n)? {
+            None => Ok(None),
+            Some(n) => {
+                let b = self.take(field, n)?;
+                self.utf8(field, b).map(Some)
+            }
+        }
+    }
+
+    /// Reads a non-null `string`.
+    pub fn string(&mut self, field: &'static str) -> Result<String, DecodeError> {
+        let s = self.nullable_string(field)?;
+        self.some(field, s)
+    }
+
+    /// Reads a nullable compact string (0 = null).
+    pub fn compact_nullable_string(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<String>, DecodeError> {
+        match self.compact_len(field)? {
+            None => Ok(None),
+            Some(n) => {
+                let b = self.take(field, n)?;
+                self.utf8(field, b).map(Some)
+            }
+        }
+    }
+
+    /// Reads a non-null compact string.
+    pub fn compact_string(&mut self, field: &'static str) -> Result<String, DecodeError> {
+        let s = self.compact_nullable_string(field)?;
+        self.some(field, s)
+    }
+
+    /// Reads nullable `bytes` (int32 length, -1 = null).
+    pub fn nullable_bytes(&mut self, field: &'static str) -> Result<Option<Vec<u8>>, DecodeError> {
+        let n = i64::from(self.i32(field)?);
+        match self.signed_len(field, n)? {
+            None => Ok(None),
+            Some(n) => Ok(Some(self.take(field, n)?.to_vec())),
+        }
+    }
+
+    /// Reads non-null `bytes`.
+    pub fn bytes(&mut self, field: &'static str) -> Result<Vec<u8>, DecodeError> {
+        let b = self.nullable_bytes(field)?;
+        self.some(field, b)
+    }
+
+    /// Reads nullable compact bytes (0 = null).
+    pub fn compact_nullable_bytes(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<Vec<u8>>, DecodeError> {
+        match self.compact_len(field)? {
+            None => Ok(None),
+            Some(n) => Ok(Some(self.take(field, n)?.to_vec())),
+        }
+    }
+
+    /// Reads non-null compact bytes.
+    pub fn compact_bytes(&mut self, field: &'static str) -> Result<Vec<u8>, DecodeError> {
+        let b = self.compact_nullable_bytes(field)?;
+        self.some(field, b)
+    }
+
+    /// Reads a nullable array count (int32, -1 = null), bounded by the remaining bytes
+    /// (every element takes at least one byte), so callers may `Vec::with_capacity` it.
+    pub fn nullable_array_len(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<usize>, DecodeError> {
+        let n = i64::from(self.i32(field)?);
+        self.signed_len(field, n)
+    }
+
+    /// Reads a non-null array count, bounded like [`Decoder::nullable_array_len`].
+    pub fn array_len(&mut self, field: &'static str) -> Result<usize, DecodeError> {
+        let n = self.nullable_array_len(field)?;
+        self.some(field, n)
+    }
+
+    /// Reads a nullable compact array count (0 = null), bounded by the remaining bytes.
+    pub fn compact_nullable_array_len(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<usize>, DecodeError> {
+        self.compact_len(field)
+    }
+
+    /// Reads a non-null compact array count, bounded by the remaining bytes.
+    pub fn compact_array_len(&mut self, field: &'static str) -> Result<usize, DecodeError> {
+        let n = self.compact_len(field)?;
+        self.some(field, n)
+    }
+
+    /// Reads a tagged-field section.
+    ///
+    /// For each field, `known(tag, sub)` is called with a decoder limited to that field's bytes
+    /// (same context). It returns `Ok(true)` if it decoded the tag (it must then consume all of
+    /// `sub`) or `Ok(false)` to skip it. Unknown tags are skipped: their size is bounded by the
+    /// remaining input, so skipping never over-reads.
+    pub fn tagged_fields<F>(&mut self, mut known: F) -> Result<(), DecodeError>
+    where
+        F: FnMut(u32, &mut Decoder<'a>) -> Result<bool, DecodeError>,
+    {
+        let count = self.unsigned_varint("TaggedFields")?;
+        // Each field needs at least a tag byte and a size byte.
+        if u64::from(count) * 2 > self.remaining() as u64 {
+            return Err(self.bad_len("TaggedFields", i64::from(count)));
+        }
+        for _ in 0..count {
+            let tag = self.unsigned_varint("TaggedFields")?;
+            let size = self.unsigned_varint("TaggedFields")? as usize;
+            let data = self.take("TaggedFields", size)?;
+            let mut sub = Decoder {
+                buf: data,
+                pos: 0,
+                api: self.api,
+                version: self.version,
+            };
+            if known(tag, &mut sub)? && !sub.is_empty() {
+                return Err(self.invalid("TaggedFields", "known tagged field has trailing bytes"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads a tagged-field section, skipping every field.
+    pub fn skip_tagged_fields(&mut self) -> Result<(), DecodeError> {
+        self.tagged_fields(|_, _| Ok(false))
+    }
+
+    /// Reads a tagged-field section into raw [`TaggedField`]s (nothing interpreted).
+    pub fn raw_tagged_fields(&mut self) -> Result<Vec<TaggedField>, DecodeError> {
+        let mut out = Vec::new();
+        self.tagged_fields(|tag, sub| {
+            out.push(TaggedField {
+                tag,
+                data: sub.rest().to_vec(),
+            });
+            Ok(false)
+        })?;
+        Ok(out)
+    }
+
+    /// Reads an array of `n` elements with `elem`, allocating only after `n` was bounded.
+    pub fn array_of<T, F>(&mut self, n: usize, mut elem: F) -> Result<Vec<T>, DecodeError>
+    where
+        F: FnMut(&mut Self) -> Result<T, DecodeError>,
+    {
+        let mut v = Vec::with_capacity(n.min(self.remaining()));
+        for _ in 0..n {
+            v.push(elem(self)?);
+        }
+        Ok(v)
+    }
+}
+
+/// A value that can be written in a given message version.
+pub trait Encodable {
+    /// Appends the encoding of `self` for `version`.
+    fn encode(&self, enc: &mut Encoder<'_>, version: i16) -> Result<(), EncodeError>;
+}
+
+/// A value that can be read in a given message version.
+pub trait Decodable: Sized {
+    /// Reads a value for `version`; the decoder's context is set by the caller (see
+    /// [`decode_message`]).
+    fn decode(dec: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError>;
+}
+
+/// A top-level request or response body of one Kafka API.
+pub trait ApiMessage: Encodable + Decodable {
+    /// The API key (e.g. 18 for ApiVersions).
+    const API_KEY: i16;
+    /// Lowest version implemented.
+    const MIN_VERSION: i16;
+    /// Highest version implemented.
+    const MAX_VERSION: i16;
+    /// First flexible version (`i16::MAX` if the API never became flexible).
+    const FLEXIBLE_FROM: i16;
+    /// Message name used in errors, e.g. `"MetadataRequest"`.
+    const NAME: &'static str;
+
+    /// True if `version` uses compact encodings and tagged fields.
+    fn is_flexible(version: i16) -> bool {
+        version >= Self::FLEXIBLE_FROM
+    }
+
+    /// True if `version` is within `MIN_VERSION..=MAX_VERSION`.
+    fn supports_version(version: i16) -> bool {
+        (Self::MIN_VERSION..=Self::MAX_VERSION).contains(&version)
+    }
+}
+
+/// A request message, tied to its response type.
+pub trait Request: ApiMessage {
+    /// The matching response body.
+    type Response: ApiMessage;
+
+    /// Request header version: 2 (with tagged fields) iff the request version is flexible, else 1.
+    fn request_header_version(version: i16) -> i16 {
+        if Self::is_flexible(version) {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Response header version: 1 iff flexible, else 0. ApiVersions overrides this to always
+    /// return 0, because a client must be able to read it before knowing what the broker supports.
+    fn response_header_version(version: i16) -> i16 {
+        if Self::is_flexible(version) {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Encodes `msg` at `version` after checking the version range; on error the buffer is rolled
+/// back to its previous length.
+pub fn encode_message<M: ApiMessage>(
+    buf: &mut Vec<u8>,
+    msg: &M,
+    version: i16,
+) -> Result<(), EncodeError> {
+    if !M::supports_version(version) {
+        return Err(EncodeError::UnsupportedVersion {
+            api: M::NAME,
+            version,
+        });
+    }
+    let start = buf.len();
+    let mut enc = Encoder::new(buf);
+    let r = msg.encode(&mut enc, version);
+    if r.is_err() {
+        enc.truncate(start);
+    }
+    r
+}
+
+/// Decodes a complete message body at `version`: sets the decoder context, checks the version
+/// range and rejects trailing bytes.
+pub fn decode_message<M: ApiMessage>(bytes: &[u8], version: i16) -> Result<M, DecodeError> {
+    if !M::supports_version(version) {
+        return Err(DecodeError::UnsupportedVersion {
+            api: M::NAME,
+            version,
+        });
+    }
+    let mut dec = Decoder::with_context(bytes, M::NAME, version);
+    let m = M::decode(&mut dec, version)?;
+    dec.finish()?;
+    Ok(m)
+}
+
+#[cfg(test)]
+mod tests;
