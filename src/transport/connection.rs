@@ -12,13 +12,12 @@ use std::time::{Duration, Instant};
 
 use super::error::TransportError;
 use super::stream::{Stream, TlsSetup};
+use crate::protocol::frame::FrameDecoder;
+pub use crate::protocol::frame::DEFAULT_MAX_FRAME_SIZE;
+use crate::protocol::DecodeError;
 
 /// Bytes asked of the socket per read. Frames larger than this are read in several steps.
 const READ_CHUNK: usize = 16 * 1024;
-
-/// Largest response frame accepted when no other limit is given: 100 MiB, Kafka's own
-/// `socket.request.max.bytes` default.
-pub const DEFAULT_MAX_FRAME_SIZE: usize = 100 * 1024 * 1024;
 
 /// How to open a [`Connection`].
 #[derive(Clone)]
@@ -59,10 +58,8 @@ impl Default for ConnectOptions {
 #[derive(Debug)]
 pub struct Connection {
     stream: Stream,
-    max_frame_size: usize,
-    /// Bytes received but not yet returned as a frame (at most one partial frame plus
-    /// whatever followed it in the last read).
-    inbuf: Vec<u8>,
+    /// Bytes received but not yet returned as frames.
+    decoder: FrameDecoder,
     broken: bool,
 }
 
@@ -73,8 +70,7 @@ impl Connection {
         let stream = Stream::connect(addr, opts.connect_timeout, opts.tls.clone())?;
         Ok(Connection {
             stream,
-            max_frame_size: opts.max_frame_size,
-            inbuf: Vec::new(),
+            decoder: FrameDecoder::with_max_frame_size(opts.max_frame_size),
             broken: false,
         })
     }
@@ -82,6 +78,11 @@ impl Connection {
     /// The peer, as `host:port (ip:port)`.
     pub fn peer(&self) -> &str {
         self.stream.peer()
+    }
+
+    /// The socket address connected to.
+    pub fn peer_addr(&self) -> std::net::SocketAddr {
+        self.stream.peer_addr()
     }
 
     /// True once an error or timeout has made this connection unusable.
@@ -113,46 +114,41 @@ impl Connection {
     fn recv_inner(&mut self, deadline: Instant) -> Result<Vec<u8>, TransportError> {
         let mut chunk = [0u8; READ_CHUNK];
         loop {
-            if let Some(frame) = self.take_frame()? {
-                return Ok(frame);
+            match self.decoder.next_frame() {
+                Ok(Some(frame)) => return Ok(frame),
+                Ok(None) => {}
+                Err(e) => return Err(self.frame_error(e)),
             }
             let n = self.stream.read_some(&mut chunk, deadline)?;
             if n == 0 {
                 return Err(TransportError::Eof {
                     peer: self.peer().to_string(),
-                    mid_frame: !self.inbuf.is_empty(),
+                    mid_frame: self.decoder.buffered() > 0,
                 });
             }
-            self.inbuf.extend_from_slice(&chunk[..n]);
+            self.decoder.push(&chunk[..n]);
         }
     }
 
-    /// Takes one complete frame out of `inbuf`, if there is one.
-    fn take_frame(&mut self) -> Result<Option<Vec<u8>>, TransportError> {
-        let Some(size_bytes) = self.inbuf.first_chunk::<4>() else {
-            return Ok(None);
-        };
-        let size = i32::from_be_bytes(*size_bytes);
-        let size = match usize::try_from(size) {
-            Ok(s) if s <= self.max_frame_size => s,
-            _ => {
-                return Err(TransportError::FrameTooLarge {
-                    peer: self.peer().to_string(),
-                    size: i64::from(size),
-                    max: self.max_frame_size,
-                })
-            }
-        };
-        // The buffer grows only as bytes actually arrive; the size is known to be in bounds.
-        if self.inbuf.len() - 4 < size {
-            self.inbuf
-                .reserve((size + 4 - self.inbuf.len()).min(READ_CHUNK * 4));
-            return Ok(None);
+    fn frame_error(&self, e: DecodeError) -> TransportError {
+        let peer = self.peer().to_string();
+        let max = self.decoder.max_frame_size();
+        match e {
+            DecodeError::FrameTooLarge { size, .. } => TransportError::FrameTooLarge {
+                peer,
+                size: i64::try_from(size).unwrap_or(i64::MAX),
+                max,
+            },
+            DecodeError::NegativeFrameLength { size } => TransportError::FrameTooLarge {
+                peer,
+                size: i64::from(size),
+                max,
+            },
+            other => TransportError::Io {
+                peer,
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, other),
+            },
         }
-        let rest = self.inbuf.split_off(4 + size);
-        let mut frame = std::mem::replace(&mut self.inbuf, rest);
-        frame.drain(..4);
-        Ok(Some(frame))
     }
 
     fn check(&self) -> Result<(), TransportError> {

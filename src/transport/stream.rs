@@ -35,6 +35,7 @@ pub struct Stream {
     sock: TcpStream,
     tls: Option<Box<rustls::ClientConnection>>,
     peer: String,
+    peer_addr: SocketAddr,
 }
 
 impl std::fmt::Debug for Stream {
@@ -93,6 +94,7 @@ impl Stream {
                         sock,
                         tls: None,
                         peer: format!("{addr} ({sa})"),
+                        peer_addr: sa,
                     };
                     if let Some((config, name)) = tls {
                         let conn = rustls::ClientConnection::new(config, name).map_err(|e| {
@@ -129,6 +131,11 @@ impl Stream {
     /// The peer, as `host:port (ip:port)`.
     pub fn peer(&self) -> &str {
         &self.peer
+    }
+
+    /// The socket address connected to.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer_addr
     }
 
     /// True when the stream is TLS-protected.
