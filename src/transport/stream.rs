@@ -146,12 +146,29 @@ impl Stream {
     /// Writes all of `buf`, waiting for socket readiness as needed, until `deadline`.
     pub fn write_all(&mut self, buf: &[u8], deadline: Instant) -> Result<(), TransportError> {
         let start = Instant::now();
-        if let Some(tls) = self.tls.as_mut() {
-            // rustls buffers plaintext without limit by default; the flush below is what waits.
-            tls.writer()
-                .write_all(buf)
-                .map_err(|e| io_err(&self.peer, e))?;
-            return self.flush_tls(deadline, start, "send");
+        if self.tls.is_some() {
+            // rustls caps its outgoing TLS buffer (64 KiB by default) and then accepts only
+            // part of the plaintext, so feed it in pieces and flush each piece to the socket.
+            let mut off = 0;
+            while off < buf.len() {
+                let n = match self.tls.as_mut() {
+                    Some(tls) => tls
+                        .writer()
+                        .write(&buf[off..])
+                        .map_err(|e| io_err(&self.peer, e))?,
+                    None => 0,
+                };
+                off += n;
+                self.flush_tls(deadline, start, "send")?;
+                if n == 0 && off < buf.len() && !self.tls.as_ref().is_some_and(|t| t.wants_write())
+                {
+                    return Err(io_err(
+                        &self.peer,
+                        io::Error::new(io::ErrorKind::WriteZero, "TLS layer accepted no bytes"),
+                    ));
+                }
+            }
+            return Ok(());
         }
         let mut off = 0;
         while off < buf.len() {
