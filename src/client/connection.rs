@@ -384,3 +384,50 @@ impl BrokerConnection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::api::find_coordinator::FindCoordinatorRequest;
+
+    #[test]
+    fn pick_takes_the_highest_common_version() {
+        let t = ApiVersionTable::from_ranges([(10, 0, 99)]);
+        assert_eq!(
+            t.pick::<FindCoordinatorRequest>("b").unwrap(),
+            FindCoordinatorRequest::MAX_VERSION
+        );
+        let t = ApiVersionTable::from_ranges([(10, 1, 3)]);
+        assert_eq!(t.pick::<FindCoordinatorRequest>("b").unwrap(), 3);
+    }
+
+    #[test]
+    fn pick_fails_without_overlap_or_listing() {
+        let above = FindCoordinatorRequest::MAX_VERSION + 1;
+        let t = ApiVersionTable::from_ranges([(10, above, above + 5)]);
+        let e = t.pick::<FindCoordinatorRequest>("b").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ClientError::UnsupportedApi {
+                    broker_range: Some(_),
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let e = ApiVersionTable::default()
+            .pick::<FindCoordinatorRequest>("b")
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ClientError::UnsupportedApi {
+                    broker_range: None,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+}

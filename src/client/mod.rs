@@ -506,3 +506,36 @@ fn server_name(addr: &str) -> Result<ServerName<'static>, ClientError> {
     ServerName::try_from(host.to_string())
         .map_err(|e| bad(format!("not a valid TLS server name: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_name_is_the_host_without_brackets() {
+        assert_eq!(server_name("localhost:9093").unwrap().to_str(), "localhost");
+        assert_eq!(server_name("127.0.0.1:9093").unwrap().to_str(), "127.0.0.1");
+        assert_eq!(server_name("[::1]:9093").unwrap().to_str(), "::1");
+        assert!(server_name("no-port").is_err());
+        assert!(server_name("bad host!:1").is_err());
+    }
+
+    #[test]
+    fn broker_address_brackets_ipv6() {
+        let b = |host: &str| BrokerAddress {
+            node_id: 1,
+            host: host.to_string(),
+            port: 9092,
+        };
+        assert_eq!(b("localhost").addr(), "localhost:9092");
+        assert_eq!(b("::1").addr(), "[::1]:9092");
+    }
+
+    #[test]
+    fn coordinator_lookup_retries_only_transient_errors() {
+        assert!(retriable_lookup(BrokerErrorKind::CoordinatorNotAvailable));
+        assert!(retriable_lookup(BrokerErrorKind::CoordinatorLoadInProgress));
+        assert!(!retriable_lookup(BrokerErrorKind::GroupAuthorizationFailed));
+        assert!(!retriable_lookup(BrokerErrorKind::InvalidRequest));
+    }
+}
