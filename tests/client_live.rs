@@ -320,3 +320,46 @@ fn large_frames_both_ways_over_tls() {
         .iter()
         .all(|t| BrokerErrorKind::from(t.error_code) == BrokerErrorKind::UnknownTopicOrPartition));
 }
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh)"]
+fn sasl_session_outlives_its_lifetime_through_reauthentication() {
+    let env = cluster();
+    let mut o = ClientOptions::new([get(&env, "KSG_BOOTSTRAP_SASL_PLAINTEXT")]);
+    o.sasl = Some(plain(
+        get(&env, "KSG_PLAIN_USERNAME"),
+        get(&env, "KSG_PLAIN_PASSWORD"),
+    ));
+    let mut c = Client::connect(o, deadline()).expect("authenticated");
+    let life = c
+        .connection(BrokerTarget::Any, deadline())
+        .expect("conn")
+        .session_lifetime();
+    let md = MetadataRequest {
+        topics: Some(vec![]),
+        ..Default::default()
+    };
+    let Some(life) = life else {
+        // connections.max.reauth.ms=0 (Kafka's default): nothing to renew, and renewing
+        // must not be attempted (the broker would answer ILLEGAL_SASL_STATE).
+        eprintln!("broker grants unlimited SASL sessions; checking the no-op path only");
+        let conn = c.connection(BrokerTarget::Any, deadline()).expect("conn");
+        assert!(!conn.needs_reauthentication(Instant::now() + Duration::from_secs(86_400)));
+        conn.reauthenticate(deadline()).expect("no-op");
+        c.send(BrokerTarget::Any, &md, deadline())
+            .expect("still usable");
+        return;
+    };
+    eprintln!("SASL session lifetime {life:?}: crossing it twice with requests in between");
+    assert!(
+        life < Duration::from_secs(20),
+        "set connections.max.reauth.ms low for this test"
+    );
+    let end = Instant::now() + life * 2 + Duration::from_secs(1);
+    while Instant::now() < end {
+        c.send(BrokerTarget::Any, &md, deadline())
+            .expect("the broker would close an expired session");
+        std::thread::sleep(life / 4);
+    }
+    assert_eq!(c.connection_count(), 1);
+}

@@ -561,12 +561,12 @@ mod sasl_and_coordinator {
                     SaslAuthenticateResponse {
                         error_code: 0,
                         error_message: None,
-                        auth_bytes: if round == 0 {
+                        auth_bytes: if round % 2 == 0 {
                             b"a".to_vec()
                         } else {
                             b"b".to_vec()
                         },
-                        session_lifetime_ms: if round == 0 { 0 } else { 60_000 },
+                        session_lifetime_ms: if round % 2 == 0 { 0 } else { 60_000 },
                     }
                 };
                 Act::Send(frame_for::<SaslAuthenticateRequest>(h, &resp))
@@ -640,6 +640,27 @@ mod sasl_and_coordinator {
             })
             .collect();
         assert_eq!(sent, vec![b"one".to_vec(), b"two".to_vec()]);
+    }
+
+    #[test]
+    fn reauthentication_repeats_the_exchange_on_the_same_connection() {
+        let coord = Arc::new(Mutex::new((1, "127.0.0.1".to_string(), 1)));
+        let (m, _) = sasl_broker(false, 6, coord);
+        let mut o = opts();
+        o.sasl = Some(two_step());
+        let mut c = BrokerConnection::connect(&m.addr, &o, soon()).expect("authenticated");
+        assert!(!c.needs_reauthentication(Instant::now()));
+        assert!(c.needs_reauthentication(Instant::now() + Duration::from_secs(55)));
+        let first = c.reauthenticate_at().expect("at");
+        thread::sleep(Duration::from_millis(20));
+        c.reauthenticate(soon()).expect("re-authenticated");
+        assert!(
+            c.reauthenticate_at().expect("at") > first,
+            "lifetime renewed"
+        );
+        let keys: Vec<i16> = m.seen.lock().unwrap().iter().map(|s| s.0).collect();
+        assert_eq!(keys, vec![18, 17, 36, 36, 17, 36, 36]);
+        assert_eq!(m.accepted.load(Ordering::SeqCst), 1);
     }
 
     #[test]

@@ -91,7 +91,6 @@ impl std::fmt::Debug for BrokerConnectOptions {
 }
 
 /// A connection to one broker that speaks Kafka requests.
-#[derive(Debug)]
 pub struct BrokerConnection {
     conn: Connection,
     addr: String,
@@ -102,6 +101,20 @@ pub struct BrokerConnection {
     /// When SASL finished and how long the broker lets the session live (0/None = forever).
     authenticated_at: Option<Instant>,
     session_lifetime: Option<Duration>,
+    /// Kept to re-authenticate before the session lifetime runs out (KIP-368).
+    sasl: Option<SaslFactory>,
+}
+
+impl std::fmt::Debug for BrokerConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrokerConnection")
+            .field("addr", &self.addr)
+            .field("conn", &self.conn)
+            .field("next_correlation_id", &self.next_correlation_id)
+            .field("session_lifetime", &self.session_lifetime)
+            .field("sasl", &self.sasl.is_some())
+            .finish()
+    }
 }
 
 impl BrokerConnection {
@@ -123,9 +136,10 @@ impl BrokerConnection {
             versions: ApiVersionTable::default(),
             authenticated_at: None,
             session_lifetime: None,
+            sasl: opts.sasl.clone(),
         };
         bc.negotiate_versions(deadline)?;
-        if let Some(factory) = &opts.sasl {
+        if let Some(factory) = opts.sasl.as_ref() {
             bc.authenticate(factory, deadline)?;
         }
         Ok(bc)
@@ -165,6 +179,29 @@ impl BrokerConnection {
     /// `session_lifetime`; re-authenticating before then keeps it. `None` = never.
     pub fn reauthenticate_at(&self) -> Option<Instant> {
         Some(self.authenticated_at? + self.session_lifetime?)
+    }
+
+    /// True when a SASL session exists whose renewal time (90% of the granted lifetime,
+    /// leaving room for the exchange itself, as Kafka's Java client does with 85-95%) has come.
+    pub fn needs_reauthentication(&self, now: Instant) -> bool {
+        match (self.authenticated_at, self.session_lifetime) {
+            (Some(at), Some(life)) => now >= at + life.mul_f64(0.9),
+            _ => false,
+        }
+    }
+
+    /// Runs the SASL exchange again on this open connection (KIP-368 re-authentication),
+    /// renewing the session lifetime. A no-op without SASL or when the broker granted an
+    /// unlimited session: such a broker (`connections.max.reauth.ms=0`) answers a second
+    /// SaslHandshake with ILLEGAL_SASL_STATE.
+    pub fn reauthenticate(&mut self, deadline: Instant) -> Result<(), ClientError> {
+        let Some(factory) = self.sasl.clone() else {
+            return Ok(());
+        };
+        if self.session_lifetime.is_none() {
+            return Ok(());
+        }
+        self.authenticate(&factory, deadline)
     }
 
     /// Sends `req` at `version` and waits for its response until `deadline`.

@@ -198,7 +198,12 @@ impl Client {
         deadline: Instant,
     ) -> Result<R::Response, ClientError> {
         let conn = self.connection(target, deadline)?;
-        let r = conn.send_request(req, version, deadline);
+        let r = if conn.needs_reauthentication(Instant::now()) {
+            conn.reauthenticate(deadline)
+                .and_then(|()| conn.send_request(req, version, deadline))
+        } else {
+            conn.send_request(req, version, deadline)
+        };
         if conn.is_broken() {
             self.drop_connection(target);
         }
