@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use kafka_streams_group::client::{
-    BrokerConnectOptions, BrokerConnection, BrokerTarget, Client, ClientError, ClientOptions,
-    SaslFactory, SaslMechanism,
+    AuthStep, BrokerConnectOptions, BrokerConnection, BrokerTarget, Client, ClientError,
+    ClientOptions, SaslAuthenticator, SaslFactory,
 };
 use kafka_streams_group::protocol::api::metadata::MetadataRequest;
 use kafka_streams_group::protocol::BrokerErrorKind;
@@ -189,16 +189,16 @@ struct TestPlain {
     pass: String,
 }
 
-impl SaslMechanism for TestPlain {
-    fn name(&self) -> &str {
+impl SaslAuthenticator for TestPlain {
+    fn mechanism_name(&self) -> &str {
         "PLAIN"
     }
-    fn initial_response(&mut self) -> Result<Vec<u8>, String> {
+    fn start(&mut self) -> Result<Vec<u8>, String> {
         Ok(format!("\0{}\0{}", self.user, self.pass).into_bytes())
     }
-    fn on_server_message(&mut self, server: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    fn step(&mut self, server: &[u8]) -> Result<AuthStep, String> {
         if server.is_empty() {
-            Ok(None)
+            Ok(AuthStep::Done(None))
         } else {
             Err("PLAIN expects an empty server message".to_string())
         }
@@ -207,10 +207,10 @@ impl SaslMechanism for TestPlain {
 
 fn plain(user: String, pass: String) -> SaslFactory {
     Arc::new(move || {
-        Box::new(TestPlain {
+        Ok(Box::new(TestPlain {
             user: user.clone(),
             pass: pass.clone(),
-        }) as Box<dyn SaslMechanism>
+        }) as Box<dyn SaslAuthenticator>)
     })
 }
 

@@ -460,7 +460,7 @@ fn api_missing_on_broker_is_unsupported_api() {
 
 mod sasl_and_coordinator {
     use super::*;
-    use kafka_streams_group::client::{SaslFactory, SaslMechanism};
+    use kafka_streams_group::client::{AuthStep, SaslAuthenticator, SaslFactory};
     use kafka_streams_group::protocol::api::find_coordinator::{
         Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
     };
@@ -478,25 +478,25 @@ mod sasl_and_coordinator {
         round: usize,
     }
 
-    impl SaslMechanism for TwoStep {
-        fn name(&self) -> &str {
+    impl SaslAuthenticator for TwoStep {
+        fn mechanism_name(&self) -> &str {
             "TEST-TWO-STEP"
         }
-        fn initial_response(&mut self) -> Result<Vec<u8>, String> {
+        fn start(&mut self) -> Result<Vec<u8>, String> {
             Ok(b"one".to_vec())
         }
-        fn on_server_message(&mut self, server: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        fn step(&mut self, server: &[u8]) -> Result<AuthStep, String> {
             self.round += 1;
             match (self.round, server) {
-                (1, b"a") => Ok(Some(b"two".to_vec())),
-                (2, b"b") => Ok(None),
+                (1, b"a") => Ok(AuthStep::Continue(b"two".to_vec())),
+                (2, b"b") => Ok(AuthStep::Done(None)),
                 _ => Err(format!("unexpected server message in round {}", self.round)),
             }
         }
     }
 
     fn two_step() -> SaslFactory {
-        Arc::new(|| Box::new(TwoStep { round: 0 }) as Box<dyn SaslMechanism>)
+        Arc::new(|| Ok(Box::new(TwoStep { round: 0 }) as Box<dyn SaslAuthenticator>))
     }
 
     fn frame_for<R: Request>(h: &RequestHeader, body: &R::Response) -> Vec<u8> {
@@ -640,6 +640,60 @@ mod sasl_and_coordinator {
             })
             .collect();
         assert_eq!(sent, vec![b"one".to_vec(), b"two".to_vec()]);
+    }
+
+    /// Sends "one", and on "a" finishes with final bytes that are sent but not stepped.
+    struct FinalBytes;
+
+    impl SaslAuthenticator for FinalBytes {
+        fn mechanism_name(&self) -> &str {
+            "TEST-FINAL"
+        }
+        fn start(&mut self) -> Result<Vec<u8>, String> {
+            Ok(b"one".to_vec())
+        }
+        fn step(&mut self, server: &[u8]) -> Result<AuthStep, String> {
+            match server {
+                b"a" => Ok(AuthStep::Done(Some(b"fin".to_vec()))),
+                _ => Err("stepped after Done".to_string()),
+            }
+        }
+    }
+
+    #[test]
+    fn done_with_final_bytes_sends_them_without_stepping_again() {
+        let coord = Arc::new(Mutex::new((1, "127.0.0.1".to_string(), 1)));
+        let (m, _) = sasl_broker(false, 6, coord);
+        let mut o = opts();
+        o.sasl = Some(Arc::new(|| {
+            Ok(Box::new(FinalBytes) as Box<dyn SaslAuthenticator>)
+        }));
+        let c = BrokerConnection::connect(&m.addr, &o, soon()).expect("authenticated");
+        let payloads = m.payloads.lock().unwrap().clone();
+        let sent: Vec<Vec<u8>> = payloads[2..]
+            .iter()
+            .map(|p| {
+                decode_request_frame::<SaslAuthenticateRequest>(p)
+                    .expect("auth")
+                    .1
+                    .auth_bytes
+            })
+            .collect();
+        assert_eq!(sent, vec![b"one".to_vec(), b"fin".to_vec()]);
+        assert_eq!(c.session_lifetime(), Some(Duration::from_secs(60)));
+    }
+
+    #[test]
+    fn failing_factory_is_a_sasl_error() {
+        let coord = Arc::new(Mutex::new((1, "127.0.0.1".to_string(), 1)));
+        let (m, _) = sasl_broker(false, 6, coord);
+        let mut o = opts();
+        o.sasl = Some(Arc::new(|| Err("token callback failed".to_string())));
+        let err = BrokerConnection::connect(&m.addr, &o, soon()).expect_err("factory");
+        assert!(
+            matches!(&err, ClientError::Sasl { reason, .. } if reason == "token callback failed"),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::protocol::frame::{decode_response_frame, encode_request_frame, peek_c
 use crate::protocol::{ApiMessage, BrokerErrorKind, Request};
 use crate::transport::{ConnectOptions, Connection};
 
-use super::auth::SaslFactory;
+use super::auth::{AuthStep, SaslFactory};
 use super::error::ClientError;
 
 /// The software name and version sent in ApiVersions v3+ (shown by broker metrics).
@@ -354,40 +354,42 @@ impl BrokerConnection {
         factory: &SaslFactory,
         deadline: Instant,
     ) -> Result<(), ClientError> {
-        let mut mech = factory();
-        let sasl_err = |broker: &str, reason: String| ClientError::Sasl {
-            broker: broker.to_string(),
-            reason,
+        let mut mech = match factory() {
+            Ok(m) => m,
+            Err(reason) => {
+                self.conn.mark_broken();
+                return Err(self.sasl_error(reason));
+            }
         };
         let hs_version = self.pick_version::<SaslHandshakeRequest>()?.min(1);
         if hs_version < 1 {
-            return Err(sasl_err(
-                &self.addr,
-                "broker lacks SaslHandshake v1".to_string(),
-            ));
+            return Err(self.sasl_error("broker lacks SaslHandshake v1".to_string()));
         }
         let hs: SaslHandshakeResponse = self.send_request(
             &SaslHandshakeRequest {
-                mechanism: mech.name().to_string(),
+                mechanism: mech.mechanism_name().to_string(),
             },
             hs_version,
             deadline,
         )?;
         let kind = BrokerErrorKind::from(hs.error_code);
         if kind != BrokerErrorKind::None {
-            return Err(sasl_err(
-                &self.addr,
-                format!(
-                    "handshake for {} refused: {kind}; broker enables {:?}",
-                    mech.name(),
-                    hs.mechanisms
-                ),
-            ));
+            self.conn.mark_broken();
+            return Err(self.sasl_error(format!(
+                "handshake for {} refused: {kind}; broker enables {:?}",
+                mech.mechanism_name(),
+                hs.mechanisms
+            )));
         }
         let auth_version = self.pick_version::<SaslAuthenticateRequest>()?;
-        let mut out = mech
-            .initial_response()
-            .map_err(|e| sasl_err(&self.addr, e))?;
+        let mut out = match mech.start() {
+            Ok(b) => b,
+            Err(reason) => {
+                self.conn.mark_broken();
+                return Err(self.sasl_error(reason));
+            }
+        };
+        let mut last = false;
         loop {
             let resp: SaslAuthenticateResponse = self.send_request(
                 &SaslAuthenticateRequest { auth_bytes: out },
@@ -398,14 +400,29 @@ impl BrokerConnection {
             if kind != BrokerErrorKind::None {
                 // The broker closes the connection after a failed authentication.
                 self.conn.mark_broken();
-                return Err(sasl_err(
-                    &self.addr,
-                    format!("{kind}: {}", resp.error_message.as_deref().unwrap_or("")),
-                ));
+                return Err(self.sasl_error(format!(
+                    "{kind}: {}",
+                    resp.error_message.as_deref().unwrap_or("")
+                )));
             }
-            match mech.on_server_message(&resp.auth_bytes) {
-                Ok(Some(next)) => out = next,
-                Ok(None) => {
+            let step = if last {
+                AuthStep::Done(None)
+            } else {
+                match mech.step(&resp.auth_bytes) {
+                    Ok(step) => step,
+                    Err(reason) => {
+                        self.conn.mark_broken();
+                        return Err(self.sasl_error(reason));
+                    }
+                }
+            };
+            match step {
+                AuthStep::Continue(next) => out = next,
+                AuthStep::Done(Some(final_bytes)) => {
+                    out = final_bytes;
+                    last = true;
+                }
+                AuthStep::Done(None) => {
                     self.authenticated_at = Some(Instant::now());
                     self.session_lifetime = u64::try_from(resp.session_lifetime_ms)
                         .ok()
@@ -413,11 +430,14 @@ impl BrokerConnection {
                         .map(Duration::from_millis);
                     return Ok(());
                 }
-                Err(e) => {
-                    self.conn.mark_broken();
-                    return Err(sasl_err(&self.addr, e));
-                }
             }
+        }
+    }
+
+    fn sasl_error(&self, reason: String) -> ClientError {
+        ClientError::Sasl {
+            broker: self.addr.clone(),
+            reason,
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::protocol::api::metadata::{MetadataRequest, MetadataRequestTopic, Meta
 use crate::protocol::{BrokerErrorKind, Request};
 use crate::transport::{ConnectOptions, TransportError, DEFAULT_MAX_FRAME_SIZE};
 
-pub use auth::{SaslFactory, SaslMechanism};
+pub use auth::{AuthStep, SaslAuthenticator, SaslFactory};
 pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
 pub use error::ClientError;
 
