@@ -275,3 +275,104 @@ fn small_frame_limit_is_enforced() {
     );
     h.join().expect("mock");
 }
+
+#[test]
+fn connect_timeout_fires_when_the_handshake_never_completes() {
+    // A listener that never accepts: once its accept queue is full, Linux drops further SYNs,
+    // so a new connect neither succeeds nor fails until the client gives up.
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = l.local_addr().expect("addr");
+    let mut fillers = Vec::new();
+    let mut saturated = false;
+    for _ in 0..4096 {
+        match TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
+            Ok(s) => fillers.push(s),
+            Err(_) => {
+                saturated = true;
+                break;
+            }
+        }
+    }
+    assert!(
+        saturated,
+        "accept queue never filled ({} connections)",
+        fillers.len()
+    );
+    let o = ConnectOptions {
+        connect_timeout: Duration::from_millis(300),
+        ..ConnectOptions::default()
+    };
+    let start = Instant::now();
+    let err = Connection::connect(&addr.to_string(), &o).expect_err("must time out");
+    let took = start.elapsed();
+    assert!(
+        matches!(err, TransportError::Timeout { op: "connect", .. }),
+        "{err:?}"
+    );
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    drop(l);
+}
+
+#[test]
+fn tls_handshake_timeout_fires_against_a_silent_peer() {
+    let (addr, h) = mock(|s| {
+        thread::sleep(Duration::from_millis(800));
+        drop(s);
+    });
+    let cfg = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
+    let o = ConnectOptions {
+        connect_timeout: Duration::from_millis(300),
+        tls: Some((std::sync::Arc::new(cfg), name)),
+        ..ConnectOptions::default()
+    };
+    let start = Instant::now();
+    let err = Connection::connect(&addr, &o).expect_err("handshake must time out");
+    assert!(
+        matches!(
+            err,
+            TransportError::Timeout {
+                op: "TLS handshake",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(start.elapsed() < Duration::from_millis(750));
+    h.join().expect("mock");
+}
+
+#[test]
+fn tls_peer_speaking_garbage_is_a_tls_error() {
+    let (addr, h) = mock(|mut s| {
+        let mut buf = [0u8; 512];
+        let _ = s.read(&mut buf);
+        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        thread::sleep(Duration::from_millis(200));
+    });
+    let cfg = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_root_certificates(rustls::RootCertStore::empty())
+    .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("name");
+    let o = ConnectOptions {
+        connect_timeout: Duration::from_secs(2),
+        tls: Some((std::sync::Arc::new(cfg), name)),
+        ..ConnectOptions::default()
+    };
+    let err = Connection::connect(&addr, &o).expect_err("not TLS");
+    assert!(matches!(err, TransportError::Tls { .. }), "{err:?}");
+    h.join().expect("mock");
+}
