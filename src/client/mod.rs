@@ -1,1 +1,546 @@
 //! Connections to brokers: correlation ids, ApiVersions negotiation, bootstrap, coordinator lookup.
+//!
+//! [`Client`] is a small blocking cluster client: it bootstraps from a list of servers, keeps
+//! one [`BrokerConnection`] per broker (each with the broker's negotiated API versions), and
+//! offers the few cluster calls a Streams group member needs: metadata, coordinator lookup,
+//! topic creation, and a generic [`Client::send`] for everything else. Every call takes a
+//! deadline. A connection that fails in any way is dropped and reopened on next use.
+
+pub mod auth;
+pub mod connection;
+pub mod error;
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::ServerName;
+
+use crate::protocol::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
+use crate::protocol::api::metadata::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
+use crate::protocol::{BrokerErrorKind, Request};
+use crate::transport::{ConnectOptions, TransportError, DEFAULT_MAX_FRAME_SIZE};
+
+pub use auth::{AuthStep, SaslAuthenticator, SaslFactory};
+pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
+pub use error::ClientError;
+
+/// Pause between attempts when the broker says "try again" (coordinator loading, ...).
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// `FindCoordinator` key type for consumer/streams groups.
+const KEY_TYPE_GROUP: i8 = 0;
+
+/// How a [`Client`] reaches the cluster.
+#[derive(Clone)]
+pub struct ClientOptions {
+    /// `host:port` of one or more brokers; tried in order, every resolved address of each.
+    pub bootstrap_servers: Vec<String>,
+    /// Client id sent in every request header.
+    pub client_id: Option<String>,
+    /// Time allowed for each TCP connect attempt, and for the TLS handshake.
+    pub connect_timeout: Duration,
+    /// Largest response frame accepted.
+    pub max_frame_size: usize,
+    /// TLS client config; the server name is each broker's advertised host. `None` = plaintext.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// SASL mechanism factory; `None` = no SASL.
+    pub sasl: Option<SaslFactory>,
+}
+
+impl ClientOptions {
+    /// Plaintext, no SASL, default timeouts, for the given bootstrap servers.
+    pub fn new<S: Into<String>>(bootstrap_servers: impl IntoIterator<Item = S>) -> Self {
+        ClientOptions {
+            bootstrap_servers: bootstrap_servers.into_iter().map(Into::into).collect(),
+            client_id: Some("kafka-streams-group".to_string()),
+            connect_timeout: Duration::from_secs(10),
+            max_frame_size: DEFAULT_MAX_FRAME_SIZE,
+            tls: None,
+            sasl: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("bootstrap_servers", &self.bootstrap_servers)
+            .field("client_id", &self.client_id)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_frame_size", &self.max_frame_size)
+            .field("tls", &self.tls.is_some())
+            .field("sasl", &self.sasl.is_some())
+            .finish()
+    }
+}
+
+/// A broker's advertised address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BrokerAddress {
+    /// Node id.
+    pub node_id: i32,
+    /// Advertised host.
+    pub host: String,
+    /// Advertised port.
+    pub port: i32,
+}
+
+impl BrokerAddress {
+    /// `host:port`, with brackets around an IPv6 literal.
+    pub fn addr(&self) -> String {
+        if self.host.contains(':') && !self.host.starts_with('[') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// Which broker a [`Client::send`] goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BrokerTarget {
+    /// Any connected broker (the bootstrap connection if nothing else is open).
+    Any,
+    /// A node by id; its address must be known from Metadata or FindCoordinator.
+    Node(i32),
+}
+
+/// A blocking cluster client. See the module docs.
+pub struct Client {
+    opts: ClientOptions,
+    /// The connection made at bootstrap while its node id is unknown. It moves into `nodes`
+    /// once a node with the same socket address is asked for (e.g. it is the coordinator).
+    bootstrap: Option<BrokerConnection>,
+    nodes: HashMap<i32, BrokerConnection>,
+    brokers: HashMap<i32, BrokerAddress>,
+    /// Per-broker ApiVersions, kept across reconnects for inspection.
+    versions: HashMap<i32, ApiVersionTable>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("opts", &self.opts)
+            .field(
+                "bootstrap",
+                &self.bootstrap.as_ref().map(|c| c.addr().to_string()),
+            )
+            .field("nodes", &self.nodes.keys().collect::<Vec<_>>())
+            .field("brokers", &self.brokers)
+            .finish()
+    }
+}
+
+impl Client {
+    /// Connects to the first reachable bootstrap server (every address of every server, in
+    /// order) and negotiates ApiVersions with it, before `deadline`.
+    pub fn connect(opts: ClientOptions, deadline: Instant) -> Result<Client, ClientError> {
+        let mut client = Client {
+            opts,
+            bootstrap: None,
+            nodes: HashMap::new(),
+            brokers: HashMap::new(),
+            versions: HashMap::new(),
+        };
+        client.bootstrap(deadline)?;
+        Ok(client)
+    }
+
+    /// The options this client was built with.
+    pub fn options(&self) -> &ClientOptions {
+        &self.opts
+    }
+
+    /// Brokers known from Metadata and FindCoordinator responses.
+    pub fn brokers(&self) -> impl Iterator<Item = &BrokerAddress> {
+        self.brokers.values()
+    }
+
+    /// How many broker connections are open (bootstrap included); for diagnostics and tests.
+    pub fn connection_count(&self) -> usize {
+        usize::from(self.bootstrap.is_some()) + self.nodes.len()
+    }
+
+    /// The ApiVersions of node `node_id`, once a connection to it was made.
+    pub fn api_versions(&self, node_id: i32) -> Option<&ApiVersionTable> {
+        self.versions.get(&node_id)
+    }
+
+    /// The ApiVersions of the broker a [`BrokerTarget::Any`] request would go to.
+    pub fn any_api_versions(&mut self, deadline: Instant) -> Result<ApiVersionTable, ClientError> {
+        Ok(self
+            .connection(BrokerTarget::Any, deadline)?
+            .api_versions()
+            .clone())
+    }
+
+    /// Sends `req` to `target` at the highest version both sides support and returns the
+    /// response. Broker error codes inside it are for the caller to check.
+    pub fn send<R: Request>(
+        &mut self,
+        target: BrokerTarget,
+        req: &R,
+        deadline: Instant,
+    ) -> Result<R::Response, ClientError> {
+        let conn = self.connection(target, deadline)?;
+        let v = conn.pick_version::<R>()?;
+        self.send_at(target, req, v, deadline)
+    }
+
+    /// Sends `req` to `target` at an explicit `version`.
+    pub fn send_at<R: Request>(
+        &mut self,
+        target: BrokerTarget,
+        req: &R,
+        version: i16,
+        deadline: Instant,
+    ) -> Result<R::Response, ClientError> {
+        let conn = self.connection(target, deadline)?;
+        let r = if conn.needs_reauthentication(Instant::now()) {
+            conn.reauthenticate(deadline)
+                .and_then(|()| conn.send_request(req, version, deadline))
+        } else {
+            conn.send_request(req, version, deadline)
+        };
+        if conn.is_broken() {
+            self.drop_connection(target);
+        }
+        r
+    }
+
+    /// Metadata for `topics` (`None` = all topics), from any broker. Updates the broker
+    /// address book. Per-topic error codes are left in the response.
+    pub fn metadata(
+        &mut self,
+        topics: Option<&[&str]>,
+        deadline: Instant,
+    ) -> Result<MetadataResponse, ClientError> {
+        let req = MetadataRequest {
+            topics: topics.map(|ts| {
+                ts.iter()
+                    .map(|t| MetadataRequestTopic {
+                        name: Some((*t).to_string()),
+                        ..Default::default()
+                    })
+                    .collect()
+            }),
+            allow_auto_topic_creation: false,
+            ..Default::default()
+        };
+        let resp = self.send(BrokerTarget::Any, &req, deadline)?;
+        let kind = BrokerErrorKind::from(resp.error_code);
+        if kind != BrokerErrorKind::None {
+            return Err(self.broker_error("Metadata", kind, None));
+        }
+        for b in &resp.brokers {
+            self.learn(BrokerAddress {
+                node_id: b.node_id,
+                host: b.host.clone(),
+                port: b.port,
+            });
+        }
+        Ok(resp)
+    }
+
+    /// Finds the coordinator of consumer/streams group `group`. Uses the batched form
+    /// (FindCoordinator v4+) when the broker supports it. Retries "not available / loading"
+    /// answers until `deadline` (the first lookup creates `__consumer_offsets`).
+    pub fn find_coordinator(
+        &mut self,
+        group: &str,
+        deadline: Instant,
+    ) -> Result<BrokerAddress, ClientError> {
+        loop {
+            let r = self.find_coordinator_once(group, deadline);
+            match r {
+                Err(ClientError::Broker { kind, .. })
+                    if retriable_lookup(kind) && Instant::now() + RETRY_BACKOFF < deadline =>
+                {
+                    log::debug!("FindCoordinator({group}): {kind}, retrying");
+                    std::thread::sleep(RETRY_BACKOFF);
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn find_coordinator_once(
+        &mut self,
+        group: &str,
+        deadline: Instant,
+    ) -> Result<BrokerAddress, ClientError> {
+        let version = self
+            .connection(BrokerTarget::Any, deadline)?
+            .pick_version::<FindCoordinatorRequest>()?;
+        let req = if version >= 4 {
+            FindCoordinatorRequest {
+                key_type: KEY_TYPE_GROUP,
+                coordinator_keys: vec![group.to_string()],
+                ..Default::default()
+            }
+        } else {
+            FindCoordinatorRequest {
+                key: group.to_string(),
+                key_type: KEY_TYPE_GROUP,
+                ..Default::default()
+            }
+        };
+        let resp: FindCoordinatorResponse =
+            self.send_at(BrokerTarget::Any, &req, version, deadline)?;
+        let (code, message, node_id, host, port) = if version >= 4 {
+            let c = resp
+                .coordinators
+                .into_iter()
+                .find(|c| c.key == group)
+                .ok_or_else(|| ClientError::Protocol {
+                    broker: self.any_addr(),
+                    reason: format!("FindCoordinator v{version} response lacks key {group:?}"),
+                })?;
+            (c.error_code, c.error_message, c.node_id, c.host, c.port)
+        } else {
+            (
+                resp.error_code,
+                resp.error_message,
+                resp.node_id,
+                resp.host,
+                resp.port,
+            )
+        };
+        let kind = BrokerErrorKind::from(code);
+        if kind != BrokerErrorKind::None {
+            return Err(self.broker_error("FindCoordinator", kind, message));
+        }
+        let addr = BrokerAddress {
+            node_id,
+            host,
+            port,
+        };
+        self.learn(addr.clone());
+        Ok(addr)
+    }
+
+    /// The open connection for `target`, opening one if needed.
+    pub fn connection(
+        &mut self,
+        target: BrokerTarget,
+        deadline: Instant,
+    ) -> Result<&mut BrokerConnection, ClientError> {
+        self.prune_broken();
+        match target {
+            BrokerTarget::Any => {
+                if self.bootstrap.is_none() && self.nodes.is_empty() {
+                    self.bootstrap(deadline)?;
+                }
+                let none = || ClientError::NoBrokerAvailable {
+                    attempts: vec!["no connection after bootstrap".to_string()],
+                };
+                if self.bootstrap.is_some() {
+                    return self.bootstrap.as_mut().ok_or_else(none);
+                }
+                self.nodes.values_mut().next().ok_or_else(none)
+            }
+            BrokerTarget::Node(id) => {
+                if !self.nodes.contains_key(&id) {
+                    let conn = self.open_node(id, deadline)?;
+                    self.versions.insert(id, conn.api_versions().clone());
+                    self.nodes.insert(id, conn);
+                }
+                self.nodes
+                    .get_mut(&id)
+                    .ok_or_else(|| ClientError::NoBrokerAvailable {
+                        attempts: vec![format!("node {id}")],
+                    })
+            }
+        }
+    }
+
+    fn open_node(&mut self, id: i32, deadline: Instant) -> Result<BrokerConnection, ClientError> {
+        let addr = self
+            .brokers
+            .get(&id)
+            .ok_or_else(|| ClientError::Protocol {
+                broker: self.any_addr(),
+                reason: format!("address of node {id} unknown (no Metadata/FindCoordinator yet)"),
+            })?
+            .addr();
+        // Reuse the bootstrap connection if it already goes to this broker.
+        if let Some(b) = &self.bootstrap {
+            let same = addr
+                .to_socket_addrs()
+                .map(|mut it| it.any(|sa: SocketAddr| sa == b.peer_addr()))
+                .unwrap_or(false);
+            if same {
+                log::debug!("node {id} ({addr}) is the bootstrap connection; reusing it");
+                if let Some(c) = self.bootstrap.take() {
+                    return Ok(c);
+                }
+            }
+        }
+        BrokerConnection::connect(&addr, &self.broker_options(&addr, deadline)?, deadline)
+    }
+
+    fn bootstrap(&mut self, deadline: Instant) -> Result<(), ClientError> {
+        let mut attempts = Vec::new();
+        for server in self.opts.bootstrap_servers.clone() {
+            if Instant::now() >= deadline {
+                attempts.push(format!("{server}: deadline passed before trying"));
+                continue;
+            }
+            let opts = match self.broker_options(&server, deadline) {
+                Ok(o) => o,
+                Err(e) => {
+                    attempts.push(format!("{server}: {e}"));
+                    continue;
+                }
+            };
+            match BrokerConnection::connect(&server, &opts, deadline) {
+                Ok(c) => {
+                    log::debug!("bootstrapped via {server}");
+                    self.bootstrap = Some(c);
+                    return Ok(());
+                }
+                Err(e) => {
+                    log::debug!("bootstrap via {server} failed: {e}");
+                    attempts.push(format!("{server}: {e}"));
+                }
+            }
+        }
+        if attempts.is_empty() {
+            attempts.push("no bootstrap servers configured".to_string());
+        }
+        Err(ClientError::NoBrokerAvailable { attempts })
+    }
+
+    fn broker_options(
+        &self,
+        addr: &str,
+        deadline: Instant,
+    ) -> Result<BrokerConnectOptions, ClientError> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let tls = match &self.opts.tls {
+            None => None,
+            Some(cfg) => Some((Arc::clone(cfg), server_name(addr)?)),
+        };
+        Ok(BrokerConnectOptions {
+            transport: ConnectOptions {
+                connect_timeout: self.opts.connect_timeout.min(left),
+                max_frame_size: self.opts.max_frame_size,
+                tls,
+            },
+            client_id: self.opts.client_id.clone(),
+            sasl: self.opts.sasl.clone(),
+        })
+    }
+
+    fn learn(&mut self, b: BrokerAddress) {
+        if let Some(old) = self.brokers.get(&b.node_id) {
+            if old != &b {
+                // The node moved: its open connection goes to the old address.
+                self.nodes.remove(&b.node_id);
+            }
+        }
+        self.brokers.insert(b.node_id, b);
+    }
+
+    fn prune_broken(&mut self) {
+        if self
+            .bootstrap
+            .as_ref()
+            .is_some_and(BrokerConnection::is_broken)
+        {
+            self.bootstrap = None;
+        }
+        self.nodes.retain(|_, c| !c.is_broken());
+    }
+
+    fn drop_connection(&mut self, target: BrokerTarget) {
+        match target {
+            BrokerTarget::Node(id) => {
+                self.nodes.remove(&id);
+            }
+            BrokerTarget::Any => self.prune_broken(),
+        }
+    }
+
+    fn any_addr(&self) -> String {
+        self.bootstrap
+            .as_ref()
+            .or_else(|| self.nodes.values().next())
+            .map(|c| c.addr().to_string())
+            .unwrap_or_else(|| "(no broker)".to_string())
+    }
+
+    fn broker_error(
+        &self,
+        api: &'static str,
+        kind: BrokerErrorKind,
+        message: Option<String>,
+    ) -> ClientError {
+        ClientError::Broker {
+            api,
+            broker: self.any_addr(),
+            kind,
+            message,
+        }
+    }
+}
+
+fn retriable_lookup(kind: BrokerErrorKind) -> bool {
+    matches!(
+        kind,
+        BrokerErrorKind::CoordinatorNotAvailable
+            | BrokerErrorKind::CoordinatorLoadInProgress
+            | BrokerErrorKind::NotCoordinator
+    )
+}
+
+/// The TLS server name for `host:port`: the host, without IPv6 brackets.
+fn server_name(addr: &str) -> Result<ServerName<'static>, ClientError> {
+    let bad = |reason: String| {
+        ClientError::Transport(TransportError::Resolve {
+            addr: addr.to_string(),
+            reason,
+        })
+    };
+    let (host, _) = addr
+        .rsplit_once(':')
+        .ok_or_else(|| bad("expected host:port".to_string()))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    ServerName::try_from(host.to_string())
+        .map_err(|e| bad(format!("not a valid TLS server name: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_name_is_the_host_without_brackets() {
+        assert_eq!(server_name("localhost:9093").unwrap().to_str(), "localhost");
+        assert_eq!(server_name("127.0.0.1:9093").unwrap().to_str(), "127.0.0.1");
+        assert_eq!(server_name("[::1]:9093").unwrap().to_str(), "::1");
+        assert!(server_name("no-port").is_err());
+        assert!(server_name("bad host!:1").is_err());
+    }
+
+    #[test]
+    fn broker_address_brackets_ipv6() {
+        let b = |host: &str| BrokerAddress {
+            node_id: 1,
+            host: host.to_string(),
+            port: 9092,
+        };
+        assert_eq!(b("localhost").addr(), "localhost:9092");
+        assert_eq!(b("::1").addr(), "[::1]:9092");
+    }
+
+    #[test]
+    fn coordinator_lookup_retries_only_transient_errors() {
+        assert!(retriable_lookup(BrokerErrorKind::CoordinatorNotAvailable));
+        assert!(retriable_lookup(BrokerErrorKind::CoordinatorLoadInProgress));
+        assert!(!retriable_lookup(BrokerErrorKind::GroupAuthorizationFailed));
+        assert!(!retriable_lookup(BrokerErrorKind::InvalidRequest));
+    }
+}

@@ -1,4 +1,19 @@
 //! Byte transport on mio: TCP, rustls, SASL step machines. Knows frames, not messages.
+//!
+//! * [`stream`]: one non-blocking TCP socket (optionally under rustls) with its own
+//!   `mio::Poll`; every operation is bounded by a deadline.
+//! * [`connection`]: whole frames over a stream, with a size limit checked before allocation
+//!   and a "broken after any error" rule.
+//! * [`error`]: the transport's error type.
+//! * [`sasl`]: SASL mechanisms as step machines without I/O.
+//! * [`tls`]: rustls client configuration from [`crate::config::TlsConfig`].
 
+pub mod connection;
+pub mod error;
 pub mod sasl;
+pub mod stream;
 pub mod tls;
+
+pub use connection::{ConnectOptions, Connection, DEFAULT_MAX_FRAME_SIZE};
+pub use error::TransportError;
+pub use stream::{Stream, TlsSetup};

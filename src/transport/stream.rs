@@ -1,0 +1,405 @@
+//! A byte stream to one broker on mio: non-blocking TCP, optionally wrapped in rustls, with
+//! every operation bounded by a deadline.
+//!
+//! Each [`Stream`] owns its own `mio::Poll` with the socket registered for both read and write
+//! readiness. One poll per connection costs one epoll descriptor and keeps every blocking call
+//! independent of every other connection, which is what the blocking client wants; the
+//! heartbeat runtime can later drive several sockets from one poll through the same
+//! non-blocking primitives.
+//!
+//! mio readiness is edge-triggered, so the rule everywhere is: *try the operation first and wait
+//! for readiness only after it returned `WouldBlock`*. Waiting without having drained the
+//! socket could sleep through data that already arrived.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use rustls::pki_types::ServerName;
+
+use super::error::TransportError;
+
+const TOKEN: Token = Token(0);
+
+/// TLS settings for one connection: the rustls client config and the name the broker's
+/// certificate must carry.
+pub type TlsSetup = (Arc<rustls::ClientConfig>, ServerName<'static>);
+
+/// A connected (and, with TLS, handshaken) byte stream to one broker.
+pub struct Stream {
+    poll: Poll,
+    events: Events,
+    sock: TcpStream,
+    tls: Option<Box<rustls::ClientConnection>>,
+    peer: String,
+    peer_addr: SocketAddr,
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("peer", &self.peer)
+            .field("tls", &self.tls.is_some())
+            .finish()
+    }
+}
+
+/// Outcome of one non-blocking read attempt.
+enum ReadOutcome {
+    /// This many bytes were copied into the buffer.
+    Data(usize),
+    /// Nothing available right now; wait for readiness.
+    WouldBlock,
+    /// The peer closed the stream.
+    Eof,
+}
+
+impl Stream {
+    /// Resolves `addr` (`host:port`) and connects to each resulting address in turn, giving each
+    /// attempt `connect_timeout`. With `tls`, the TLS handshake then completes before this
+    /// returns, bounded by another `connect_timeout`; no application byte is sent before that.
+    ///
+    /// Name resolution uses the system resolver (`ToSocketAddrs`), which blocks and has no
+    /// timeout of its own.
+    pub fn connect(
+        addr: &str,
+        connect_timeout: Duration,
+        tls: Option<TlsSetup>,
+    ) -> Result<Stream, TransportError> {
+        let addrs: Vec<SocketAddr> = addr
+            .to_socket_addrs()
+            .map_err(|e| TransportError::Resolve {
+                addr: addr.to_string(),
+                reason: e.to_string(),
+            })?
+            .collect();
+        if addrs.is_empty() {
+            return Err(TransportError::Resolve {
+                addr: addr.to_string(),
+                reason: "no addresses".to_string(),
+            });
+        }
+        let started = Instant::now();
+        let mut last = String::new();
+        let mut all_timed_out = true;
+        for sa in addrs {
+            match connect_one(sa, Instant::now() + connect_timeout) {
+                Ok((poll, sock)) => {
+                    let mut stream = Stream {
+                        poll,
+                        events: Events::with_capacity(8),
+                        sock,
+                        tls: None,
+                        peer: format!("{addr} ({sa})"),
+                        peer_addr: sa,
+                    };
+                    if let Some((config, name)) = tls {
+                        let conn = rustls::ClientConnection::new(config, name).map_err(|e| {
+                            TransportError::Tls {
+                                peer: stream.peer.clone(),
+                                source: e,
+                            }
+                        })?;
+                        stream.tls = Some(Box::new(conn));
+                        stream.handshake(Instant::now() + connect_timeout)?;
+                    }
+                    return Ok(stream);
+                }
+                Err(e) => {
+                    log::debug!("connect to {addr} via {sa} failed: {e}");
+                    all_timed_out &= e.kind() == io::ErrorKind::TimedOut;
+                    last = format!("{sa}: {e}");
+                }
+            }
+        }
+        if all_timed_out {
+            return Err(TransportError::Timeout {
+                op: "connect",
+                peer: addr.to_string(),
+                elapsed: started.elapsed(),
+            });
+        }
+        Err(TransportError::Connect {
+            addr: addr.to_string(),
+            reason: last,
+        })
+    }
+
+    /// The peer, as `host:port (ip:port)`.
+    pub fn peer(&self) -> &str {
+        &self.peer
+    }
+
+    /// The socket address connected to.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer_addr
+    }
+
+    /// True when the stream is TLS-protected.
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// Writes all of `buf`, waiting for socket readiness as needed, until `deadline`.
+    pub fn write_all(&mut self, buf: &[u8], deadline: Instant) -> Result<(), TransportError> {
+        let start = Instant::now();
+        if self.tls.is_some() {
+            // rustls caps its outgoing TLS buffer (64 KiB by default) and then accepts only
+            // part of the plaintext, so feed it in pieces and flush each piece to the socket.
+            let mut off = 0;
+            while off < buf.len() {
+                let n = match self.tls.as_mut() {
+                    Some(tls) => tls
+                        .writer()
+                        .write(&buf[off..])
+                        .map_err(|e| io_err(&self.peer, e))?,
+                    None => 0,
+                };
+                off += n;
+                self.flush_tls(deadline, start, "send")?;
+                if n == 0 && off < buf.len() && !self.tls.as_ref().is_some_and(|t| t.wants_write())
+                {
+                    return Err(io_err(
+                        &self.peer,
+                        io::Error::new(io::ErrorKind::WriteZero, "TLS layer accepted no bytes"),
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        let mut off = 0;
+        while off < buf.len() {
+            match self.sock.write(&buf[off..]) {
+                Ok(0) => {
+                    return Err(io_err(
+                        &self.peer,
+                        io::Error::new(io::ErrorKind::WriteZero, "socket accepted no bytes"),
+                    ))
+                }
+                Ok(n) => off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wait(deadline, start, "send")?
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(&self.peer, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads at least one byte into `buf` (returning how many), waiting until `deadline`.
+    /// Returns `Ok(0)` when the peer closed the stream.
+    pub fn read_some(
+        &mut self,
+        buf: &mut [u8],
+        deadline: Instant,
+    ) -> Result<usize, TransportError> {
+        let start = Instant::now();
+        loop {
+            match self.try_read(buf)? {
+                ReadOutcome::Data(n) => return Ok(n),
+                ReadOutcome::Eof => return Ok(0),
+                ReadOutcome::WouldBlock => self.wait(deadline, start, "receive")?,
+            }
+        }
+    }
+
+    fn try_read(&mut self, buf: &mut [u8]) -> Result<ReadOutcome, TransportError> {
+        let Some(tls) = self.tls.as_mut() else {
+            return loop {
+                match self.sock.read(buf) {
+                    Ok(0) => break Ok(ReadOutcome::Eof),
+                    Ok(n) => break Ok(ReadOutcome::Data(n)),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        break Ok(ReadOutcome::WouldBlock)
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => break Err(io_err(&self.peer, e)),
+                }
+            };
+        };
+        loop {
+            // Plaintext rustls already decrypted comes first.
+            match tls.reader().read(buf) {
+                Ok(0) => return Ok(ReadOutcome::Eof), // close_notify received
+                Ok(n) => return Ok(ReadOutcome::Data(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    // TCP closed without close_notify: for Kafka this is an ordinary close.
+                    return Ok(ReadOutcome::Eof);
+                }
+                Err(e) => return Err(io_err(&self.peer, e)),
+            }
+            // Need more records from the socket.
+            match tls.read_tls(&mut self.sock) {
+                Ok(0) => {
+                    // rustls now knows about the EOF; the reader reports it on the next turn,
+                    // but say it directly to avoid relying on that.
+                    let _ = tls.process_new_packets();
+                    return match tls.reader().read(buf) {
+                        Ok(n) if n > 0 => Ok(ReadOutcome::Data(n)),
+                        _ => Ok(ReadOutcome::Eof),
+                    };
+                }
+                Ok(_) => {
+                    if let Err(e) = tls.process_new_packets() {
+                        // Best effort: tell the peer with an alert before giving up.
+                        let _ = tls.write_tls(&mut self.sock);
+                        return Err(TransportError::Tls {
+                            peer: self.peer.clone(),
+                            source: e,
+                        });
+                    }
+                    // Post-handshake messages (tickets, key updates) may want a reply.
+                    while tls.wants_write() {
+                        match tls.write_tls(&mut self.sock) {
+                            Ok(_) => {}
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                            Err(e) => return Err(io_err(&self.peer, e)),
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(ReadOutcome::WouldBlock)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(&self.peer, e)),
+            }
+        }
+    }
+
+    fn handshake(&mut self, deadline: Instant) -> Result<(), TransportError> {
+        let start = Instant::now();
+        loop {
+            let Some(tls) = self.tls.as_mut() else {
+                return Ok(());
+            };
+            if !tls.is_handshaking() {
+                // Flush the last handshake flight (client Finished) before any request bytes.
+                return self.flush_tls(deadline, start, "TLS handshake");
+            }
+            let mut progressed = false;
+            if tls.wants_write() {
+                match tls.write_tls(&mut self.sock) {
+                    Ok(_) => progressed = true,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(io_err(&self.peer, e)),
+                }
+            }
+            if tls.wants_read() {
+                match tls.read_tls(&mut self.sock) {
+                    Ok(0) => {
+                        return Err(TransportError::Eof {
+                            peer: self.peer.clone(),
+                            mid_frame: false,
+                        })
+                    }
+                    Ok(_) => {
+                        progressed = true;
+                        if let Err(e) = tls.process_new_packets() {
+                            let _ = tls.write_tls(&mut self.sock);
+                            return Err(TransportError::Tls {
+                                peer: self.peer.clone(),
+                                source: e,
+                            });
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(io_err(&self.peer, e)),
+                }
+            }
+            if !progressed {
+                self.wait(deadline, start, "TLS handshake")?;
+            }
+        }
+    }
+
+    fn flush_tls(
+        &mut self,
+        deadline: Instant,
+        start: Instant,
+        op: &'static str,
+    ) -> Result<(), TransportError> {
+        loop {
+            let Some(tls) = self.tls.as_mut() else {
+                return Ok(());
+            };
+            if !tls.wants_write() {
+                return Ok(());
+            }
+            match tls.write_tls(&mut self.sock) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wait(deadline, start, op)?
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(&self.peer, e)),
+            }
+        }
+    }
+
+    /// Blocks until the socket reports any readiness or `deadline` passes.
+    fn wait(
+        &mut self,
+        deadline: Instant,
+        start: Instant,
+        op: &'static str,
+    ) -> Result<(), TransportError> {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(TransportError::Timeout {
+                op,
+                peer: self.peer.clone(),
+                elapsed: now.duration_since(start),
+            });
+        }
+        match self.poll.poll(&mut self.events, Some(deadline - now)) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(io_err(&self.peer, e)),
+        }
+    }
+}
+
+fn io_err(peer: &str, source: io::Error) -> TransportError {
+    TransportError::Io {
+        peer: peer.to_string(),
+        source,
+    }
+}
+
+/// One non-blocking TCP connect to `sa`, finished within `deadline`.
+fn connect_one(sa: SocketAddr, deadline: Instant) -> io::Result<(Poll, TcpStream)> {
+    let mut poll = Poll::new()?;
+    let mut sock = TcpStream::connect(sa)?;
+    poll.registry()
+        .register(&mut sock, TOKEN, Interest::READABLE | Interest::WRITABLE)?;
+    let mut events = Events::with_capacity(8);
+    loop {
+        // Per mio's docs: a writable event means the connect finished one way or the other;
+        // `take_error` tells failure, `peer_addr` success (NotConnected = still in progress).
+        if let Some(e) = sock.take_error()? {
+            return Err(e);
+        }
+        match sock.peer_addr() {
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
+            Err(e) => return Err(e),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "connect timed out"));
+        }
+        match poll.poll(&mut events, Some(deadline - now)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // Kafka requests are small and latency-bound: no Nagle delay.
+    sock.set_nodelay(true)?;
+    Ok((poll, sock))
+}
