@@ -274,13 +274,33 @@ pub enum Error {
     /// The client or session was closed by the application; no further calls are possible.
     #[error("closed")]
     Closed,
+    /// The Streams group member stopped (a fatal broker error such as `GROUP_ID_NOT_FOUND` or
+    /// `STREAMS_INVALID_TOPOLOGY`, an invalid assignment, static membership on a broker that
+    /// cannot do it), or refused a command.
+    #[error(transparent)]
+    Membership(#[from] crate::streams::MembershipError),
+    /// The session stopped earlier with this error; every later call reports it again.
+    #[error("the session has stopped: {0}")]
+    SessionFailed(std::sync::Arc<Error>),
 }
 
 impl Error {
+    /// The error a stopped session keeps reporting, shared between every caller.
+    pub(crate) fn from_shared(e: &std::sync::Arc<Error>) -> Error {
+        match &**e {
+            Error::Closed => Error::Closed,
+            _ => Error::SessionFailed(e.clone()),
+        }
+    }
+
     /// The Kafka error code kind, for [`Error::Broker`].
     pub fn broker_error_kind(&self) -> Option<BrokerErrorKind> {
         match self {
             Error::Broker { kind, .. } => Some(*kind),
+            Error::Membership(crate::streams::MembershipError::Broker { error, .. }) => {
+                Some(*error)
+            }
+            Error::SessionFailed(inner) => inner.broker_error_kind(),
             _ => None,
         }
     }
@@ -301,6 +321,8 @@ impl Error {
             | Error::Protocol { .. }
             | Error::InvalidConfiguration { .. }
             | Error::Unsupported { .. }
+            | Error::Membership(_)
+            | Error::SessionFailed(_)
             | Error::Closed => false,
         }
     }

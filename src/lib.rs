@@ -27,3 +27,19 @@ pub mod protocol;
 pub mod runtime;
 pub mod streams;
 pub mod transport;
+
+pub use config::{
+    ClientConfig, ClientMetrics, ClientMetricsSnapshot, OAuthToken, SaslConfig, SecurityProtocol,
+    TlsConfig,
+};
+pub use error::{Error, Result};
+pub use protocol::BrokerErrorKind;
+pub use runtime::{
+    AssignmentSubscriber, StreamsGroupConfig, StreamsGroupMetrics, StreamsGroupSession,
+    StreamsGroupSessionHandle, StreamsGroupState,
+};
+pub use streams::{
+    CopartitionGroup, StreamsGroupSessionAssignment, StreamsGroupStatus, StreamsStatusCode,
+    StreamsTaskAssignment, StreamsTaskId, StreamsTaskRole, StreamsTaskRuntime,
+    StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo, UserEndpoint,
+};

@@ -1,1 +1,28 @@
-//! Runtime glue: the heartbeat thread and the blocking session drive the pure membership core.
+//! Runtime glue: the blocking session and the heartbeat thread drive the pure membership core.
+//!
+//! ```text
+//!  application threads                         heartbeat thread (one per session)
+//!  StreamsGroupSessionHandle ── commands ──►  run(): recv_timeout(next deadline)
+//!     assignment() / state()                     │  Driver::poll(now)
+//!     subscribe_assignment() ◄── Shared ◄───────┤    find coordinator (client/)
+//!                               (snapshot,       │    poll_request → send → handle_response
+//!                                version,        │  StreamsMembership (pure, streams/)
+//!                                condvar)        ▼
+//! ```
+//!
+//! [`StreamsGroupSession`] runs the same [`driver::Driver`] on the caller's thread; there is
+//! one implementation of the I/O around the state machine.
+
+mod bridge;
+pub mod config;
+pub(crate) mod driver;
+pub mod handle;
+pub mod metrics;
+pub mod session;
+pub mod shared;
+
+pub use config::StreamsGroupConfig;
+pub use handle::StreamsGroupSessionHandle;
+pub use metrics::StreamsGroupMetrics;
+pub use session::StreamsGroupSession;
+pub use shared::{AssignmentSubscriber, StreamsGroupState};

@@ -1,0 +1,80 @@
+//! From the user-facing [`ClientConfig`] to the client layer's [`ClientOptions`]: the rustls
+//! configuration built once, and a SASL factory that makes a fresh step machine per
+//! (re-)authentication.
+
+use std::sync::Arc;
+
+use crate::client::{AuthStep, ClientOptions, SaslAuthenticator, SaslFactory};
+use crate::config::{ClientConfig, SaslConfig};
+use crate::error::Error;
+use crate::transport::sasl::{SaslMechanism, SaslStep};
+use crate::transport::tls::build_client_config;
+
+/// Builds the client layer's options. Fails on invalid settings or TLS material that cannot
+/// be loaded, before any connection is attempted.
+pub(crate) fn client_options(config: &ClientConfig) -> Result<ClientOptions, Error> {
+    config.validate()?;
+    let servers = config
+        .bootstrap_servers()?
+        .into_iter()
+        .map(|b| {
+            if b.host.contains(':') {
+                format!("[{}]:{}", b.host, b.port)
+            } else {
+                format!("{}:{}", b.host, b.port)
+            }
+        })
+        .collect::<Vec<_>>();
+    let mut options = ClientOptions::new(servers);
+    options.client_id = Some(config.get_client_id().to_owned());
+    options.connect_timeout = config.get_connect_timeout();
+    options.max_frame_size = config.get_max_frame_size();
+    let protocol = config.get_security_protocol();
+    if protocol.uses_tls() {
+        let tls = config.get_tls().ok_or(Error::InvalidConfiguration {
+            field: "tls",
+            reason: format!("{protocol:?} needs TLS settings"),
+        })?;
+        options.tls = Some(build_client_config(tls)?);
+    }
+    if protocol.uses_sasl() {
+        let sasl = config
+            .get_sasl()
+            .cloned()
+            .ok_or(Error::InvalidConfiguration {
+                field: "sasl",
+                reason: format!("{protocol:?} needs SASL settings"),
+            })?;
+        options.sasl = Some(sasl_factory(sasl));
+    }
+    Ok(options)
+}
+
+fn sasl_factory(config: SaslConfig) -> SaslFactory {
+    Arc::new(move || {
+        SaslMechanism::from_config(&config)
+            .map(|m| Box::new(MechanismAdapter(m)) as Box<dyn SaslAuthenticator>)
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// Lets a [`SaslMechanism`] step machine drive the client's SaslAuthenticate rounds.
+struct MechanismAdapter(SaslMechanism);
+
+impl SaslAuthenticator for MechanismAdapter {
+    fn mechanism_name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn start(&mut self) -> Result<Vec<u8>, String> {
+        Ok(self.0.start())
+    }
+
+    fn step(&mut self, server: &[u8]) -> Result<AuthStep, String> {
+        match self.0.step(server) {
+            Ok(SaslStep::Continue(next)) => Ok(AuthStep::Continue(next)),
+            Ok(SaslStep::Done(last)) => Ok(AuthStep::Done(last)),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,594 @@
+//! The one piece of I/O glue around the pure membership state machine.
+//!
+//! Both the blocking [`crate::StreamsGroupSession`] and the heartbeat thread own a `Driver`
+//! and call [`Driver::poll`] whenever [`Driver::next_wakeup`] says so: it finds the
+//! coordinator when the state machine needs one, sends the heartbeat the state machine asks
+//! for, feeds the answer (or the failure) back, and publishes what changed. It is the only
+//! place that reads the clock; the state machine gets `now` passed in.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+
+use crate::client::{BrokerTarget, Client, ClientError, ClientOptions};
+use crate::config::{ClientConfig, ClientMetrics};
+use crate::error::{BrokerErrorContext, Error};
+use crate::protocol::api::streams_group_heartbeat::StreamsGroupHeartbeatRequest;
+use crate::protocol::{ApiMessage, BrokerErrorKind};
+use crate::streams::membership::MAX_HEARTBEAT_VERSION;
+use crate::streams::{
+    HeartbeatFailure, MemberState, MembershipCommand, MembershipEvent, RetryBackoff,
+    StreamsGroupSessionAssignment, StreamsMembership, TasksLostReason,
+};
+use crate::transport::TransportError;
+
+use super::metrics::MemberMetrics;
+use super::shared::{Shared, StreamsGroupState};
+
+/// The outcome of one heartbeat round trip: `Ok` when the broker answered without error.
+pub(crate) type RoundTrip = Result<(), Error>;
+
+pub(crate) struct Driver {
+    client_config: ClientConfig,
+    client: Option<Client>,
+    pub(crate) membership: StreamsMembership,
+    /// Node id of the coordinator the state machine was told about.
+    coordinator: Option<i32>,
+    /// When the next coordinator lookup may run (after a failed one).
+    lookup_at: Option<Instant>,
+    lookup_failures: u32,
+    backoff: RetryBackoff,
+    request_timeout: Duration,
+    group_id: String,
+    shared: Arc<Shared>,
+    metrics: ClientMetrics,
+    pub(crate) member_metrics: Arc<MemberMetrics>,
+    /// The error that stopped the session, if any.
+    failure: Option<Arc<Error>>,
+    /// The last broker or transport error of a heartbeat, for blocking callers.
+    last_error: Option<Error>,
+    last_published: StreamsGroupSessionAssignment,
+    last_statuses: Vec<(i8, String)>,
+    rng: rand::rngs::StdRng,
+}
+
+impl Driver {
+    pub(crate) fn new(
+        client_config: ClientConfig,
+        group_id: String,
+        membership: StreamsMembership,
+        shared: Arc<Shared>,
+    ) -> Self {
+        let (base, max) = client_config.get_retry_backoff();
+        let metrics = client_config.get_metrics().clone();
+        Self {
+            request_timeout: client_config.get_request_timeout(),
+            group_id,
+            client_config,
+            client: None,
+            membership,
+            coordinator: None,
+            lookup_at: None,
+            lookup_failures: 0,
+            backoff: RetryBackoff {
+                base,
+                max,
+                ..RetryBackoff::default()
+            },
+            shared,
+            metrics,
+            member_metrics: Arc::new(MemberMetrics::default()),
+            failure: None,
+            last_error: None,
+            last_published: StreamsGroupSessionAssignment::new(),
+            last_statuses: Vec::new(),
+            rng: rand::rngs::StdRng::from_rng(&mut rand::rng()),
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    pub(crate) fn failure(&self) -> Option<&Arc<Error>> {
+        self.failure.as_ref()
+    }
+
+    pub(crate) fn take_last_error(&mut self) -> Option<Error> {
+        self.last_error.take()
+    }
+
+    pub(crate) fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// Applies a command to the state machine and publishes what it changed.
+    pub(crate) fn command(
+        &mut self,
+        now: Instant,
+        command: MembershipCommand,
+    ) -> Result<(), Error> {
+        if let Some(f) = &self.failure {
+            return Err(Error::from_shared(f));
+        }
+        let r = self.membership.handle_command(now, command);
+        self.drain_events();
+        r.map_err(Error::from)
+    }
+
+    /// True while the member needs a coordinator to talk to.
+    fn wants_coordinator(&self) -> bool {
+        self.failure.is_none()
+            && matches!(
+                self.membership.state(),
+                MemberState::Joining
+                    | MemberState::Reconciling
+                    | MemberState::Acknowledging
+                    | MemberState::Stable
+                    | MemberState::Leaving
+            )
+    }
+
+    /// When [`Driver::poll`] has something to do next; `None` = only a command can change that.
+    pub(crate) fn next_wakeup(&self) -> Option<Instant> {
+        if self.failure.is_some() {
+            return None;
+        }
+        if self.wants_coordinator() && !self.membership.has_coordinator() {
+            return Some(self.lookup_at.unwrap_or_else(Instant::now));
+        }
+        self.membership.poll_timeout()
+    }
+
+    /// Does what is due at `now`: a coordinator lookup and/or one heartbeat round trip.
+    /// Returns the outcome of the round trip if one happened.
+    pub(crate) fn poll(&mut self, now: Instant) -> Option<RoundTrip> {
+        if self.failure.is_some() {
+            return None;
+        }
+        if self.wants_coordinator()
+            && !self.membership.has_coordinator()
+            && self.lookup_at.is_none_or(|at| now >= at)
+        {
+            self.find_coordinator(now);
+        }
+        let outcome = match self.membership.poll_request(now) {
+            Some(request) => Some(self.send_heartbeat(&request)),
+            None => None,
+        };
+        self.drain_events();
+        outcome
+    }
+
+    fn client_options(&self) -> Result<ClientOptions, Error> {
+        super::bridge::client_options(&self.client_config)
+    }
+
+    fn find_coordinator(&mut self, now: Instant) {
+        let deadline = now + self.request_timeout;
+        let result = (|| -> Result<(i32, String, i16), Error> {
+            if self.client.is_none() {
+                let options = self.client_options()?;
+                let client = Client::connect(options, deadline).map_err(client_error)?;
+                self.client = Some(client);
+            }
+            let client = self.client.as_mut().ok_or(Error::Closed)?;
+            let addr = client
+                .find_coordinator(&self.group_id, deadline)
+                .map_err(client_error)?;
+            let conn = client
+                .connection(BrokerTarget::Node(addr.node_id), deadline)
+                .map_err(client_error)?;
+            let range = conn
+                .api_versions()
+                .range(StreamsGroupHeartbeatRequest::API_KEY);
+            let broker = format!("{} (node {})", addr.addr(), addr.node_id);
+            let version = match range {
+                Some((min, max)) if min <= MAX_HEARTBEAT_VERSION => max.min(MAX_HEARTBEAT_VERSION),
+                _ => {
+                    return Err(Error::Unsupported {
+                        what: format!(
+                            "broker {broker} does not offer StreamsGroupHeartbeat (API 88) at a \
+                             version this library speaks (it offers {range:?}); Streams groups \
+                             need Kafka 4.2 or newer"
+                        ),
+                    })
+                }
+            };
+            Ok((addr.node_id, broker, version))
+        })();
+        match result {
+            Ok((node, broker, api_version)) => {
+                log::debug!(
+                    "group {}: coordinator is {broker}, StreamsGroupHeartbeat v{api_version}",
+                    self.group_id
+                );
+                self.coordinator = Some(node);
+                self.lookup_at = None;
+                self.lookup_failures = 0;
+                if let Err(e) = self.membership.handle_command(
+                    now,
+                    MembershipCommand::CoordinatorReady {
+                        broker,
+                        api_version,
+                    },
+                ) {
+                    self.fail(Error::from(e));
+                }
+            }
+            Err(e) if e.is_retriable() => {
+                let delay = self.backoff.delay(self.lookup_failures, self.rng.random());
+                self.lookup_failures = self.lookup_failures.saturating_add(1);
+                self.member_metrics.record_retry();
+                self.metrics.record_retry();
+                log::warn!(
+                    "group {}: cannot reach the group coordinator ({e}); retrying in {delay:?}",
+                    self.group_id
+                );
+                // A broken bootstrap connection is useless; start over next time.
+                if matches!(e, Error::Disconnected { .. } | Error::Io { .. }) {
+                    self.client = None;
+                }
+                self.lookup_at = Some(Instant::now() + delay);
+                self.last_error = Some(e);
+            }
+            Err(e) => {
+                log::error!(
+                    "group {}: giving up on the coordinator lookup: {e}",
+                    self.group_id
+                );
+                self.fail(e);
+            }
+        }
+    }
+
+    fn send_heartbeat(&mut self, request: &StreamsGroupHeartbeatRequest) -> RoundTrip {
+        let version = self.membership.api_version().unwrap_or(0);
+        let (Some(node), Some(client)) = (self.coordinator, self.client.as_mut()) else {
+            // The state machine believed in a coordinator the driver has not got; tell it.
+            let now = Instant::now();
+            self.membership.handle_error(
+                now,
+                HeartbeatFailure::Disconnected("no coordinator connection".into()),
+            );
+            return Err(Error::Disconnected {
+                broker: None,
+                reason: "no coordinator connection".into(),
+            });
+        };
+        let started = Instant::now();
+        log::debug!(
+            "group {}: heartbeat v{version} epoch {}",
+            self.group_id,
+            request.member_epoch
+        );
+        let result = client.send_at(
+            BrokerTarget::Node(node),
+            request,
+            version,
+            started + self.request_timeout,
+        );
+        let now = Instant::now();
+        let latency = now.saturating_duration_since(started);
+        match result {
+            Ok(response) => {
+                self.metrics
+                    .record_request(StreamsGroupHeartbeatRequest::API_KEY, latency);
+                self.member_metrics.record_heartbeat(latency, now);
+                let code = response.error_code;
+                let message = response.error_message.clone();
+                self.membership.handle_response(now, &response);
+                if code == 0 {
+                    Ok(())
+                } else {
+                    self.metrics
+                        .record_error(StreamsGroupHeartbeatRequest::API_KEY);
+                    let kind = BrokerErrorKind::from_code(code);
+                    if !matches!(
+                        kind,
+                        BrokerErrorKind::NotCoordinator | BrokerErrorKind::CoordinatorNotAvailable
+                    ) {
+                        self.member_metrics.record_retry();
+                    }
+                    log::warn!(
+                        "group {}: heartbeat answered {kind}{}",
+                        self.group_id,
+                        message
+                            .as_deref()
+                            .map(|m| format!(": {m}"))
+                            .unwrap_or_default()
+                    );
+                    let e = Error::broker(
+                        code,
+                        message,
+                        BrokerErrorContext {
+                            api: Some("StreamsGroupHeartbeat"),
+                            group: Some(self.group_id.clone()),
+                            broker: None,
+                        },
+                    );
+                    self.last_error = Some(copy_error(&e));
+                    Err(e)
+                }
+            }
+            Err(e) => {
+                self.metrics
+                    .record_error(StreamsGroupHeartbeatRequest::API_KEY);
+                self.member_metrics.record_retry();
+                let failure = heartbeat_failure(&e);
+                log::warn!("group {}: heartbeat failed: {e}", self.group_id);
+                // Any transport failure: forget the coordinator connection; the state
+                // machine asks for a new lookup (CoordinatorLost) and a full heartbeat.
+                if !matches!(e, ClientError::Broker { .. }) {
+                    self.coordinator = None;
+                }
+                let err = client_error(e);
+                self.membership.handle_error(now, failure);
+                self.last_error = Some(copy_error(&err));
+                Err(err)
+            }
+        }
+    }
+
+    /// Stops the session for good with `error`.
+    pub(crate) fn fail(&mut self, error: Error) {
+        let now = Instant::now();
+        if self.membership.failure().is_none() {
+            self.membership
+                .handle_error(now, HeartbeatFailure::Fatal(error.to_string()));
+        }
+        let error = Arc::new(error);
+        self.failure = Some(error.clone());
+        self.drain_events();
+        self.shared.publish_state(
+            StreamsGroupState::Failed(error),
+            self.membership.member_epoch(),
+        );
+    }
+
+    /// Moves the state machine's events to the shared snapshot, the logs and the metrics.
+    pub(crate) fn drain_events(&mut self) {
+        while let Some(event) = self.membership.poll_event() {
+            match event {
+                MembershipEvent::StateChanged { from, to } => {
+                    if to == MemberState::Reconciling && from != MemberState::Reconciling {
+                        self.member_metrics.record_rebalance_started();
+                        log::info!("group {}: rebalance started", self.group_id);
+                    }
+                    if from == MemberState::Reconciling || from == MemberState::Acknowledging {
+                        if to == MemberState::Stable {
+                            log::info!(
+                                "group {}: rebalance done, member epoch {}",
+                                self.group_id,
+                                self.membership.member_epoch()
+                            );
+                        }
+                    }
+                    if from == MemberState::Joining && to != MemberState::Joining {
+                        log::info!(
+                            "group {}: joined as member {} (epoch {})",
+                            self.group_id,
+                            self.membership.member_id(),
+                            self.membership.member_epoch()
+                        );
+                    }
+                    if to != MemberState::Failed {
+                        self.shared.publish_state(
+                            StreamsGroupState::from_member_state(to),
+                            self.membership.member_epoch(),
+                        );
+                    }
+                }
+                MembershipEvent::AssignmentUpdated { assignment, .. } => {
+                    self.log_status_changes(&assignment);
+                }
+                MembershipEvent::TasksLost { reason, tasks } => {
+                    if reason == TasksLostReason::Fenced {
+                        self.member_metrics.record_rejoin();
+                        log::warn!(
+                            "group {}: member {} was fenced; {} task(s) lost, rejoining",
+                            self.group_id,
+                            self.membership.member_id(),
+                            tasks.iter().count()
+                        );
+                        self.shared.publish_state(StreamsGroupState::Fenced, 0);
+                    }
+                }
+                MembershipEvent::CoordinatorLost => {
+                    log::info!(
+                        "group {}: coordinator lost; looking it up again",
+                        self.group_id
+                    );
+                    self.coordinator = None;
+                    self.lookup_at = None;
+                }
+                MembershipEvent::TopicAuthorizationFailed { message } => {
+                    log::warn!(
+                        "group {}: TOPIC_AUTHORIZATION_FAILED{}; staying in the group",
+                        self.group_id,
+                        message.map(|m| format!(": {m}")).unwrap_or_default()
+                    );
+                }
+                MembershipEvent::Failed(e) => {
+                    log::error!("group {}: member stopped: {e}", self.group_id);
+                    if self.failure.is_none() {
+                        let error = Arc::new(Error::Membership(e));
+                        self.failure = Some(error.clone());
+                        self.shared.publish_state(
+                            StreamsGroupState::Failed(error),
+                            self.membership.member_epoch(),
+                        );
+                    }
+                }
+                MembershipEvent::Left { error } => {
+                    log::info!(
+                        "group {}: member {} left the group{}",
+                        self.group_id,
+                        self.membership.member_id(),
+                        error
+                            .map(|e| format!(" (leave answered {e})"))
+                            .unwrap_or_default()
+                    );
+                    self.shared
+                        .publish_state(StreamsGroupState::Closed, self.membership.member_epoch());
+                }
+            }
+        }
+        // Publish the cumulative assignment whenever it moved (tasks, statuses, endpoints,
+        // epoch), as one full snapshot.
+        let current = self.membership.assignment();
+        if *current != self.last_published {
+            self.last_published = current.clone();
+            self.shared.publish_assignment(current.clone());
+        }
+    }
+
+    fn log_status_changes(&mut self, assignment: &StreamsGroupSessionAssignment) {
+        let statuses: Vec<(i8, String)> = assignment
+            .statuses
+            .iter()
+            .map(|s| (s.code.code(), s.detail.clone()))
+            .collect();
+        if statuses != self.last_statuses {
+            for s in &assignment.statuses {
+                log::warn!("group {}: status {:?}: {}", self.group_id, s.code, s.detail);
+            }
+            if statuses.is_empty() && !self.last_statuses.is_empty() {
+                log::info!("group {}: statuses cleared", self.group_id);
+            }
+            self.last_statuses = statuses;
+        }
+    }
+}
+
+/// Maps a client-layer failure of a heartbeat to the state machine's input.
+fn heartbeat_failure(e: &ClientError) -> HeartbeatFailure {
+    match e {
+        e if e.is_timeout() => HeartbeatFailure::TimedOut,
+        ClientError::UnsupportedApi { .. } => HeartbeatFailure::UnsupportedVersion,
+        ClientError::Sasl { reason, .. } => HeartbeatFailure::Fatal(reason.clone()),
+        ClientError::Transport(TransportError::Tls { source, .. }) => {
+            HeartbeatFailure::Fatal(source.to_string())
+        }
+        other => HeartbeatFailure::Disconnected(other.to_string()),
+    }
+}
+
+/// Maps the client layer's error into the crate's.
+pub(crate) fn client_error(e: ClientError) -> Error {
+    match e {
+        ClientError::Transport(t) => transport_error(t),
+        ClientError::Encode { source, .. } => Error::Encode(source),
+        ClientError::Decode { source, .. } => Error::Decode(source),
+        ClientError::CorrelationMismatch {
+            api,
+            broker,
+            expected,
+            got,
+        } => Error::Protocol {
+            broker: Some(broker),
+            message: format!(
+                "{api} response has correlation id {got}, expected {expected}; connection dropped"
+            ),
+        },
+        ClientError::Broker {
+            api,
+            broker,
+            kind,
+            message,
+        } => Error::Broker {
+            kind,
+            code: kind.code(),
+            message,
+            context: BrokerErrorContext {
+                api: Some(api),
+                group: None,
+                broker: Some(broker),
+            },
+        },
+        ClientError::UnsupportedApi {
+            api,
+            broker,
+            broker_range,
+            ours,
+        } => Error::Unsupported {
+            what: format!(
+                "{api} on {broker}: the broker offers {broker_range:?}, this library speaks \
+                 versions {}..={}",
+                ours.0, ours.1
+            ),
+        },
+        ClientError::Sasl { broker, reason } => Error::SaslAuthentication {
+            mechanism: String::new(),
+            message: format!("{broker}: {reason}"),
+        },
+        ClientError::NoBrokerAvailable { attempts } => Error::Disconnected {
+            broker: None,
+            reason: format!("no broker reachable: {}", attempts.join("; ")),
+        },
+        ClientError::Timeout { op } => Error::Timeout {
+            operation: op,
+            limit: Duration::ZERO,
+        },
+        ClientError::Protocol { broker, reason } => Error::Protocol {
+            broker: Some(broker),
+            message: reason,
+        },
+    }
+}
+
+fn transport_error(t: TransportError) -> Error {
+    match t {
+        TransportError::Timeout { op, peer, elapsed } => Error::Timeout {
+            operation: format!("{op} to {peer}"),
+            limit: elapsed,
+        },
+        TransportError::Tls { peer, source } => Error::Tls {
+            broker: Some(peer),
+            source,
+        },
+        TransportError::Io { peer, source } => Error::Io {
+            operation: "socket I/O",
+            broker: Some(peer),
+            source,
+        },
+        TransportError::FrameTooLarge { peer, size, max } => Error::Protocol {
+            broker: Some(peer),
+            message: format!(
+                "frame announces {size} bytes, above the limit of {max} (is this a TLS \
+                 listener reached without TLS?)"
+            ),
+        },
+        other => Error::Disconnected {
+            broker: None,
+            reason: other.to_string(),
+        },
+    }
+}
+
+/// Errors are not `Clone` (they may hold `io::Error`). Blocking callers and waiters get a
+/// faithful copy of a broker error or timeout, anything else as a disconnect carrying its text.
+pub(crate) fn copy_error(e: &Error) -> Error {
+    match e {
+        Error::Broker {
+            kind,
+            code,
+            message,
+            context,
+        } => Error::Broker {
+            kind: *kind,
+            code: *code,
+            message: message.clone(),
+            context: context.clone(),
+        },
+        Error::Timeout { operation, limit } => Error::Timeout {
+            operation: operation.clone(),
+            limit: *limit,
+        },
+        other => Error::Disconnected {
+            broker: None,
+            reason: other.to_string(),
+        },
+    }
+}

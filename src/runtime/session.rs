@@ -1,0 +1,289 @@
+//! `StreamsGroupSession`: a member driven from the caller's thread.
+
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::streams::{
+    LeaveOperation, MemberState, MembershipCommand, StreamsGroupSessionAssignment,
+    StreamsMembership, StreamsTaskAssignment, StreamsTaskRuntime, StreamsTaskTransition,
+};
+
+use super::config::StreamsGroupConfig;
+use super::driver::Driver;
+use super::handle::StreamsGroupSessionHandle;
+use super::metrics::StreamsGroupMetrics;
+use super::shared::{Shared, StreamsGroupState};
+
+/// A Streams group member whose I/O runs on the calling thread.
+///
+/// Every call blocks until it is done or its deadline passes. Between calls nothing happens:
+/// the caller must call [`StreamsGroupSession::heartbeat`] at least every
+/// [`StreamsGroupSession::heartbeat_interval`], or hand the session to a dedicated thread
+/// with [`StreamsGroupSession::spawn_heartbeat_thread`], which is what most applications want.
+///
+/// ```no_run
+/// use kafka_streams_group::{StreamsGroupConfig, StreamsGroupSession, StreamsTopology, Subtopology};
+///
+/// let topology = StreamsTopology::new().subtopology(Subtopology::new("0").source_topic("input"));
+/// let config = StreamsGroupConfig::new("127.0.0.1:9092", "my-app", topology);
+/// let mut session = StreamsGroupSession::join(config)?;
+/// println!("member {} at epoch {}", session.member_id(), session.member_epoch());
+/// let assignment = session.heartbeat()?;
+/// println!("active tasks: {:?}", assignment.active().collect::<Vec<_>>());
+/// session.close()?;
+/// # Ok::<(), kafka_streams_group::Error>(())
+/// ```
+pub struct StreamsGroupSession {
+    pub(crate) driver: Driver,
+    pub(crate) config: StreamsGroupConfig,
+}
+
+impl std::fmt::Debug for StreamsGroupSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamsGroupSession")
+            .field("group_id", &self.config.group_id())
+            .field("member_id", &self.driver.membership.member_id())
+            .field("member_epoch", &self.driver.membership.member_epoch())
+            .field("state", &self.driver.membership.state())
+            .finish()
+    }
+}
+
+impl StreamsGroupSession {
+    /// Validates `config`, finds the group coordinator and sends the joining heartbeat; blocks
+    /// until the broker has accepted the member (member epoch above 0) or the join timeout
+    /// passes. Retriable failures (no broker reachable yet, coordinator loading or moving) are
+    /// retried with capped exponential backoff until then; fatal ones are returned at once.
+    pub fn join(config: StreamsGroupConfig) -> Result<Self, Error> {
+        let mut session = Self::new(config)?;
+        let now = Instant::now();
+        session.driver.command(now, MembershipCommand::Join)?;
+        let deadline = now + session.config.get_join_timeout();
+        loop {
+            session.driver.poll(Instant::now());
+            session.check_failed()?;
+            if session.driver.membership.member_epoch() > 0 {
+                return Ok(session);
+            }
+            if !session.wait_until_due(deadline) {
+                let last = session
+                    .driver
+                    .take_last_error()
+                    .map(|e| format!(" (last error: {e})"))
+                    .unwrap_or_default();
+                return Err(Error::Timeout {
+                    operation: format!("joining group {}{last}", session.config.group_id()),
+                    limit: session.config.get_join_timeout(),
+                });
+            }
+        }
+    }
+
+    /// Builds the session without any I/O.
+    pub(crate) fn new(config: StreamsGroupConfig) -> Result<Self, Error> {
+        let membership_config = config.build_config()?;
+        let membership = StreamsMembership::new(membership_config, rand::random())?;
+        let shared = Shared::new(membership.member_id().to_string());
+        let driver = Driver::new(
+            config.get_client_config().clone(),
+            config.group_id().to_string(),
+            membership,
+            shared,
+        );
+        Ok(Self { driver, config })
+    }
+
+    /// Sleeps until the driver has something due, or `deadline`. False if the deadline passed.
+    fn wait_until_due(&self, deadline: Instant) -> bool {
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        let due = self.driver.next_wakeup().unwrap_or(deadline).min(deadline);
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+        true
+    }
+
+    fn check_failed(&self) -> Result<(), Error> {
+        match self.driver.failure() {
+            Some(f) => Err(Error::from_shared(f)),
+            None => Ok(()),
+        }
+    }
+
+    /// The member id (generated once, kept across fencing and rejoin).
+    pub fn member_id(&self) -> &str {
+        self.driver.membership.member_id()
+    }
+
+    /// The current member epoch (0 while joining).
+    pub fn member_epoch(&self) -> i32 {
+        self.driver.membership.member_epoch()
+    }
+
+    /// The heartbeat interval the broker asked for.
+    pub fn heartbeat_interval(&self) -> Duration {
+        self.driver.membership.heartbeat_interval()
+    }
+
+    /// The cumulative assignment: the broker's target tasks, statuses and endpoints.
+    pub fn assignment(&self) -> StreamsGroupSessionAssignment {
+        self.driver.membership.assignment().clone()
+    }
+
+    /// The session's state.
+    pub fn state(&self) -> StreamsGroupState {
+        self.driver.shared().state()
+    }
+
+    /// Member-level metrics.
+    pub fn metrics(&self) -> StreamsGroupMetrics {
+        self.driver.member_metrics.snapshot()
+    }
+
+    /// Reports the tasks the application owns now; the next heartbeat carries them (it is
+    /// sent promptly). No I/O happens here.
+    pub fn set_task_state(&mut self, owned: StreamsTaskAssignment) -> Result<(), Error> {
+        self.check_failed()?;
+        self.driver
+            .command(Instant::now(), MembershipCommand::TasksReconciled(owned))
+    }
+
+    /// Brings `runtime` to the current target assignment and reports the result as the owned
+    /// tasks of the next heartbeat, in one call. Returns the transitions the application must
+    /// carry out (stop removed tasks, start added ones).
+    pub fn reconcile_task_runtime(
+        &mut self,
+        runtime: &mut StreamsTaskRuntime,
+    ) -> Result<Vec<StreamsTaskTransition>, Error> {
+        let target = self.driver.membership.assignment().tasks.clone();
+        let transitions = runtime
+            .reconcile(&target)
+            .map_err(|e| crate::streams::MembershipError::InvalidOwnedTasks(e))?;
+        self.set_task_state(runtime.owned_assignment())?;
+        Ok(transitions)
+    }
+
+    /// Asks every member of the application to shut down (KIP-1071 `ShutdownApplication`);
+    /// sent with the next heartbeat and on every one after it.
+    pub fn request_application_shutdown(&mut self) -> Result<(), Error> {
+        self.driver.command(
+            Instant::now(),
+            MembershipCommand::RequestShutdownApplication,
+        )
+    }
+
+    /// Sends a heartbeat now (or as soon as the backoff allows) and blocks until the broker
+    /// answered it. Retriable failures are retried up to
+    /// [`StreamsGroupConfig::max_retries`] times, rejoining after fencing; the assignment
+    /// after the last successful answer is returned.
+    pub fn heartbeat(&mut self) -> Result<StreamsGroupSessionAssignment, Error> {
+        self.check_failed()?;
+        let attempts = self.config.get_max_retries().max(1);
+        let deadline =
+            Instant::now() + (self.driver.request_timeout() + Duration::from_secs(1)) * attempts;
+        self.driver
+            .command(Instant::now(), MembershipCommand::HeartbeatNow)?;
+        let mut last_error = None;
+        let mut tries = 0;
+        while tries < attempts {
+            match self.driver.poll(Instant::now()) {
+                Some(Ok(())) => return Ok(self.assignment()),
+                Some(Err(e)) => {
+                    self.check_failed()?;
+                    tries += 1;
+                    last_error = Some(e);
+                    // Ask again: after an error the state machine wants a full heartbeat
+                    // after the backoff (or at once after fencing / a coordinator move).
+                    let _ = self
+                        .driver
+                        .command(Instant::now(), MembershipCommand::HeartbeatNow);
+                }
+                None => self.check_failed()?,
+            }
+            if !self.wait_until_due(deadline) {
+                break;
+            }
+        }
+        Err(last_error.unwrap_or_else(|| Error::Timeout {
+            operation: format!("heartbeat in group {}", self.config.group_id()),
+            limit: self.driver.request_timeout() * attempts,
+        }))
+    }
+
+    /// Leaves the group (member epoch -1, or -2 for a static member) and waits for the answer
+    /// until the close timeout. Idempotent.
+    pub fn close(&mut self) -> Result<(), Error> {
+        let deadline = Instant::now() + self.config.get_close_timeout();
+        leave(&mut self.driver, deadline)
+    }
+
+    /// True once the member left the group or stopped.
+    pub fn is_closed(&self) -> bool {
+        self.driver.failure().is_some()
+            || matches!(
+                self.driver.membership.state(),
+                MemberState::Left | MemberState::Failed
+            )
+    }
+
+    /// Moves the session onto a dedicated heartbeat thread, which keeps the membership alive
+    /// from now on. See [`StreamsGroupSessionHandle`].
+    pub fn spawn_heartbeat_thread(self) -> Result<StreamsGroupSessionHandle, Error> {
+        StreamsGroupSessionHandle::spawn(self)
+    }
+}
+
+/// The graceful leave, shared by the blocking session and the heartbeat thread.
+pub(crate) fn leave(driver: &mut Driver, deadline: Instant) -> Result<(), Error> {
+    match driver.membership.state() {
+        MemberState::Left => return Ok(()),
+        MemberState::Unjoined => {
+            driver
+                .shared()
+                .publish_state(StreamsGroupState::Closed, driver.membership.member_epoch());
+            return Ok(());
+        }
+        _ => {}
+    }
+    if let Some(f) = driver.failure() {
+        return Err(Error::from_shared(f));
+    }
+    driver.command(
+        Instant::now(),
+        MembershipCommand::Leave(LeaveOperation::Default),
+    )?;
+    loop {
+        driver.poll(Instant::now());
+        match driver.membership.state() {
+            MemberState::Left => return Ok(()),
+            MemberState::Failed => {
+                return Err(driver
+                    .failure()
+                    .map(Error::from_shared)
+                    .unwrap_or(Error::Closed))
+            }
+            _ => {}
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            // Could not deliver the leave in time: the broker expires the member after the
+            // session timeout. Say so, but the session is closed either way.
+            driver
+                .shared()
+                .publish_state(StreamsGroupState::Closed, driver.membership.member_epoch());
+            return Err(Error::Timeout {
+                operation: "leaving the group (the broker will expire the member after its \
+                            session timeout)"
+                    .into(),
+                limit: deadline.saturating_duration_since(now),
+            });
+        }
+        let due = driver.next_wakeup().unwrap_or(deadline).min(deadline);
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+    }
+}
