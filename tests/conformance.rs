@@ -237,12 +237,21 @@ impl Run {
         }
     }
 
-    /// All versions of a request/response pair.
+    /// All versions of a request/response pair; `versions` is what the crate must implement.
     fn pair<Req, Resp>(&mut self, versions: std::ops::RangeInclusive<i16>)
     where
         Req: ApiMessage + Field + PartialEq + Debug,
         Resp: ApiMessage + Field + PartialEq + Debug,
     {
+        for (name, min, max) in [
+            (Req::NAME, Req::MIN_VERSION, Req::MAX_VERSION),
+            (Resp::NAME, Resp::MIN_VERSION, Resp::MAX_VERSION),
+        ] {
+            if (min, max) != (*versions.start(), *versions.end()) {
+                self.failures.push(format!("{name}: the crate implements v{min}-{max}, expected {versions:?}"));
+                self.failed_groups.push(name.to_owned());
+            }
+        }
         for v in versions {
             self.check::<Req>("request", v);
             self.check::<Resp>("response", v);
