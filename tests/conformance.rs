@@ -39,6 +39,8 @@ struct Run {
     total: usize,
     failures: Vec<String>,
     failed_groups: Vec<String>,
+    /// Damaged inputs only one side accepts, by kind: (count, first example). Informational.
+    samples: std::collections::BTreeMap<String, (usize, String)>,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -92,6 +94,10 @@ fn group_seed(seed: u64, key: i16, kind: &str, version: i16, dir: u8) -> u64 {
 }
 
 impl Run {
+    fn note(&mut self, kind: String, example: impl FnOnce() -> String) {
+        self.samples.entry(kind).or_insert_with(|| (0, example())).0 += 1;
+    }
+
     fn fail(&mut self, shown: &mut usize, group: &str, msg: String) {
         if *shown < SHOWN {
             self.failures.push(format!("{group}: {msg}"));
@@ -173,6 +179,7 @@ impl Run {
             .map(|v| format!("encode {key} {version} {kind} {}", v.json(version)))
             .collect();
         let answers = self.oracle.batch(&cmds);
+        let mut kafka_bytes = Vec::with_capacity(answers.len());
         for (i, (v, answer)) in values.iter().zip(&answers).enumerate() {
             let Some(bytes) = answer.strip_prefix("ok ").and_then(unhex) else {
                 self.fail(
@@ -185,6 +192,7 @@ impl Run {
                 );
                 continue;
             };
+            kafka_bytes.push(bytes.clone());
             match decode_message::<M>(&bytes, version) {
                 Ok(back) => {
                     if &back != v {
@@ -222,17 +230,84 @@ impl Run {
         }
         let b_failed = shown;
 
-        self.total += 2 * self.cases;
-        let status = if a_failed + b_failed == 0 {
+        // (c) differential decoding of damaged Kafka bytes: where both sides accept the
+        // bytes, they must read the same message. Where only one side accepts, that is a
+        // difference in strictness (e.g. Java replaces invalid UTF-8, the crate rejects it):
+        // counted and sampled, not failed.
+        let mut r = Rng::new(group_seed(self.seed, key, kind, version, b'c'));
+        let mut damaged = Vec::new();
+        for _ in 0..self.cases / 2 {
+            if kafka_bytes.is_empty() {
+                break;
+            }
+            let mut b = kafka_bytes[r.below(kafka_bytes.len() as u64) as usize].clone();
+            let at = r.below(b.len() as u64 + 1) as usize;
+            match r.below(4) {
+                0 if at < b.len() => b[at] = r.next() as u8,
+                1 => b.truncate(at),
+                2 => b.insert(at, r.next() as u8),
+                _ if at < b.len() => b[at] ^= 1 << r.below(8),
+                _ => b.push(0),
+            }
+            damaged.push(b);
+        }
+        let cmds: Vec<String> = damaged
+            .iter()
+            .map(|b| format!("decode {key} {version} {kind} {}", hex(b)))
+            .collect();
+        let answers = self.oracle.batch(&cmds);
+        let mut shown = 0;
+        let (mut both_ok, mut both_err, mut kafka_only, mut crate_only) = (0, 0, 0, 0);
+        for (i, (b, answer)) in damaged.iter().zip(&answers).enumerate() {
+            let ours = decode_message::<M>(b, version);
+            match (ours, answer.strip_prefix("ok ")) {
+                (Ok(v), Some(json)) => {
+                    both_ok += 1;
+                    let got: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+                    let want = v.json(version);
+                    if got != want {
+                        let mut d = Vec::new();
+                        diff(&want, &got, "", &mut d);
+                        let msg = format!("(c#{i}) both accept damaged bytes but read them differently: {}\n  bytes {}", d.join("; "), hex(b));
+                        self.fail(&mut shown, &group, msg);
+                    }
+                }
+                (Err(_), None) => both_err += 1,
+                (Err(e), Some(_)) => {
+                    kafka_only += 1;
+                    // Keyed by the crate's error variant, e.g. `InvalidUtf8`.
+                    let kind = format!("{e:?}")
+                        .split([' ', '{', '('])
+                        .next()
+                        .unwrap_or("")
+                        .to_owned();
+                    self.note(format!("only Kafka accepts; crate error {kind}"), || {
+                        format!("{group}: {} (crate: {e})", hex(b))
+                    });
+                }
+                (Ok(_), None) => {
+                    crate_only += 1;
+                    let kind = answer.split([':', ' ']).nth(1).unwrap_or("").to_owned();
+                    self.note(
+                        format!("only the crate accepts; Kafka error {kind}"),
+                        || format!("{group}: {} (Kafka: {answer})", hex(b)),
+                    );
+                }
+            }
+        }
+        let c_failed = shown;
+
+        self.total += 2 * self.cases + damaged.len();
+        let status = if a_failed + b_failed + c_failed == 0 {
             "ok".to_owned()
         } else {
-            format!("FAILED (a: {a_failed}, b: {b_failed})")
+            format!("FAILED (a: {a_failed}, b: {b_failed}, c: {c_failed})")
         };
         eprintln!(
-            "conformance: {group:<34} {kind:<8} {} + {} cases  {status}",
-            self.cases, self.cases
+            "conformance: {group:<34} {kind:<8} {} + {} + {} damaged (agree {both_ok} ok/{both_err} err, Kafka-only {kafka_only}, crate-only {crate_only})  {status}",
+            self.cases, self.cases, damaged.len()
         );
-        if a_failed + b_failed > 0 {
+        if a_failed + b_failed + c_failed > 0 {
             self.failed_groups.push(group);
         }
     }
@@ -248,7 +323,9 @@ impl Run {
             (Resp::NAME, Resp::MIN_VERSION, Resp::MAX_VERSION),
         ] {
             if (min, max) != (*versions.start(), *versions.end()) {
-                self.failures.push(format!("{name}: the crate implements v{min}-{max}, expected {versions:?}"));
+                self.failures.push(format!(
+                    "{name}: the crate implements v{min}-{max}, expected {versions:?}"
+                ));
                 self.failed_groups.push(name.to_owned());
             }
         }
@@ -285,10 +362,14 @@ fn conformance_against_kafka() {
         total: 0,
         failures: Vec::new(),
         failed_groups: Vec::new(),
+        samples: Default::default(),
     };
 
     streams::run(&mut run);
 
+    for (kind, (n, example)) in &run.samples {
+        eprintln!("conformance: strictness differs ({n}x): {kind}, e.g. {example}");
+    }
     eprintln!(
         "conformance: {} cases against Kafka in {:.1}s, {} failing message versions",
         run.total,
