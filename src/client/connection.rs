@@ -144,7 +144,19 @@ impl BrokerConnection {
         opts: &BrokerConnectOptions,
         deadline: Instant,
     ) -> Result<BrokerConnection, ClientError> {
-        let conn = Connection::connect(addr, &opts.transport)?;
+        let addrs = crate::transport::resolve(addr)?;
+        BrokerConnection::connect_addrs(addr, &addrs, opts, deadline)
+    }
+
+    /// Like [`connect`](Self::connect) with already resolved addresses, tried in order for the
+    /// TCP connect; `addr` (`host:port`) names the broker.
+    pub fn connect_addrs(
+        addr: &str,
+        addrs: &[std::net::SocketAddr],
+        opts: &BrokerConnectOptions,
+        deadline: Instant,
+    ) -> Result<BrokerConnection, ClientError> {
+        let conn = Connection::connect_addrs(addr, addrs, &opts.transport)?;
         let mut bc = BrokerConnection {
             conn,
             addr: addr.to_string(),

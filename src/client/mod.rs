@@ -395,30 +395,38 @@ impl Client {
         BrokerConnection::connect(&addr, &self.broker_options(&addr, deadline)?, deadline)
     }
 
+    /// Tries every resolved address of every bootstrap server, in order, until one gives a
+    /// working connection (TCP, TLS, ApiVersions, SASL). Each address is a separate attempt,
+    /// so a host whose first address answers but misbehaves still gets its others tried.
     fn bootstrap(&mut self, deadline: Instant) -> Result<(), ClientError> {
         let mut attempts = Vec::new();
         for server in self.opts.bootstrap_servers.clone() {
-            if Instant::now() >= deadline {
-                attempts.push(format!("{server}: deadline passed before trying"));
-                continue;
-            }
-            let opts = match self.broker_options(&server, deadline) {
-                Ok(o) => o,
+            let addrs = match crate::transport::resolve(&server) {
+                Ok(a) => a,
                 Err(e) => {
                     attempts.push(format!("{server}: {e}"));
                     continue;
                 }
             };
-            match BrokerConnection::connect(&server, &opts, deadline) {
-                Ok(c) => {
-                    log::debug!("bootstrapped via {server}");
-                    self.note_reopened(None);
-                    self.bootstrap = Some(c);
-                    return Ok(());
+            for sa in addrs {
+                if Instant::now() >= deadline {
+                    attempts.push(format!("{server} ({sa}): deadline passed before trying"));
+                    continue;
                 }
-                Err(e) => {
-                    log::debug!("bootstrap via {server} failed: {e}");
-                    attempts.push(format!("{server}: {e}"));
+                let r = self
+                    .broker_options(&server, deadline)
+                    .and_then(|o| BrokerConnection::connect_addrs(&server, &[sa], &o, deadline));
+                match r {
+                    Ok(c) => {
+                        log::debug!("bootstrapped via {server} ({sa})");
+                        self.note_reopened(None);
+                        self.bootstrap = Some(c);
+                        return Ok(());
+                    }
+                    Err(e) => {
+                        log::debug!("bootstrap via {server} ({sa}) failed: {e}");
+                        attempts.push(format!("{server} ({sa}): {e}"));
+                    }
                 }
             }
         }

@@ -12,4 +12,4 @@ pub mod stream;
 
 pub use connection::{ConnectOptions, Connection, DEFAULT_MAX_FRAME_SIZE};
 pub use error::TransportError;
-pub use stream::{Stream, TlsSetup};
+pub use stream::{resolve, Stream, TlsSetup};
