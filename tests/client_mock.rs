@@ -792,3 +792,83 @@ mod sasl_and_coordinator {
         assert!(client.api_versions(3).is_some());
     }
 }
+
+#[derive(Default)]
+struct Counts {
+    opened: AtomicUsize,
+    closed: AtomicUsize,
+    completed: AtomicUsize,
+    failed: AtomicUsize,
+    reconnected: AtomicUsize,
+    bytes_out: AtomicUsize,
+    bytes_in: AtomicUsize,
+}
+
+impl kafka_streams_group::client::ConnectionObserver for Counts {
+    fn connection_opened(&self) {
+        self.opened.fetch_add(1, Ordering::SeqCst);
+    }
+    fn connection_closed(&self) {
+        self.closed.fetch_add(1, Ordering::SeqCst);
+    }
+    fn request_completed(&self, api_key: i16, _: Duration, out: usize, inn: usize) {
+        assert_eq!(api_key, 18);
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        self.bytes_out.fetch_add(out, Ordering::SeqCst);
+        self.bytes_in.fetch_add(inn, Ordering::SeqCst);
+    }
+    fn request_failed(&self, _: i16) {
+        self.failed.fetch_add(1, Ordering::SeqCst);
+    }
+    fn reconnected(&self) {
+        self.reconnected.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn observer_sees_opens_closes_requests_failures_and_reconnects() {
+    let broke = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let m = mock(2, move |h, i| {
+        if i == 1 && !broke.swap(true, Ordering::SeqCst) {
+            let mut wrong = h.clone();
+            wrong.correlation_id = 99;
+            return Act::Send(api_versions_ok(&wrong));
+        }
+        Act::Send(api_versions_ok(h))
+    });
+    let counts = Arc::new(Counts::default());
+    let mut o = ClientOptions::new([m.addr.clone()]);
+    o.observer = Some(counts.clone());
+    let mut client = Client::connect(o, soon()).expect("connect");
+    assert_eq!(counts.opened.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        counts.completed.load(Ordering::SeqCst),
+        1,
+        "ApiVersions at connect"
+    );
+    client
+        .send(BrokerTarget::Any, &ApiVersionsRequest::default(), soon())
+        .expect_err("mismatch");
+    assert_eq!(counts.failed.load(Ordering::SeqCst), 1);
+    client
+        .send(BrokerTarget::Any, &ApiVersionsRequest::default(), soon())
+        .expect("reconnected");
+    assert_eq!(counts.opened.load(Ordering::SeqCst), 2);
+    assert_eq!(counts.closed.load(Ordering::SeqCst), 1);
+    assert_eq!(counts.reconnected.load(Ordering::SeqCst), 1);
+    assert_eq!(counts.completed.load(Ordering::SeqCst), 3);
+    // Bytes are whole frames: two connect-time ApiVersions at our newest version (one per
+    // connection) and one send at the broker's newest (4); the mismatched one is not counted.
+    let at = |v: i16| {
+        api_versions_ok(&RequestHeader {
+            api_version: v,
+            ..Default::default()
+        })
+        .len()
+    };
+    let expected = 2 * at(ApiVersionsRequest::MAX_VERSION) + at(4);
+    assert_eq!(counts.bytes_in.load(Ordering::SeqCst), expected);
+    assert!(counts.bytes_out.load(Ordering::SeqCst) > 3 * 10);
+    drop(client);
+    assert_eq!(counts.closed.load(Ordering::SeqCst), 2);
+}

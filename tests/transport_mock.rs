@@ -376,3 +376,29 @@ fn tls_peer_speaking_garbage_is_a_tls_error() {
     assert!(matches!(err, TransportError::Tls { .. }), "{err:?}");
     h.join().expect("mock");
 }
+
+#[test]
+fn resolved_addresses_are_tried_in_order() {
+    let dead: std::net::SocketAddr = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr")
+    };
+    let (live, h) = mock(|mut s| {
+        let got = read_frame(&mut s);
+        s.write_all(&frame(&got)).expect("write");
+    });
+    let live: std::net::SocketAddr = live.parse().expect("addr");
+    let mut c =
+        Connection::connect_addrs("broker:1", &[dead, live], &opts()).expect("second works");
+    assert_eq!(c.peer_addr(), live);
+    assert!(c.peer().starts_with("broker:1"), "{}", c.peer());
+    let dl = Instant::now() + Duration::from_secs(5);
+    c.send_frame(&frame(b"ok"), dl).expect("send");
+    assert_eq!(c.recv_frame(dl).expect("recv"), b"ok");
+    h.join().expect("mock");
+
+    let err = Connection::connect_addrs("broker:1", &[dead], &opts()).expect_err("refused");
+    assert!(matches!(err, TransportError::Connect { .. }), "{err:?}");
+    let err = Connection::connect_addrs("broker:1", &[], &opts()).expect_err("empty");
+    assert!(matches!(err, TransportError::Resolve { .. }), "{err:?}");
+}

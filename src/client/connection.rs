@@ -13,6 +13,7 @@
 //! out of step, and the connection is dropped.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::protocol::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
@@ -24,6 +25,7 @@ use crate::transport::{ConnectOptions, Connection};
 
 use super::auth::{AuthStep, SaslFactory};
 use super::error::ClientError;
+use super::observer::ConnectionObserver;
 
 /// The software name and version sent in ApiVersions v3+ (shown by broker metrics).
 const SOFTWARE_NAME: &str = "kafka-streams-group-rs";
@@ -78,6 +80,8 @@ pub struct BrokerConnectOptions {
     pub client_id: Option<String>,
     /// SASL mechanism factory; `None` for no SASL.
     pub sasl: Option<SaslFactory>,
+    /// Receives connection and request events (metrics); `None` = not observed.
+    pub observer: Option<Arc<dyn ConnectionObserver>>,
 }
 
 impl std::fmt::Debug for BrokerConnectOptions {
@@ -86,6 +90,7 @@ impl std::fmt::Debug for BrokerConnectOptions {
             .field("transport", &self.transport)
             .field("client_id", &self.client_id)
             .field("sasl", &self.sasl.is_some())
+            .field("observer", &self.observer.is_some())
             .finish()
     }
 }
@@ -103,6 +108,19 @@ pub struct BrokerConnection {
     session_lifetime: Option<Duration>,
     /// Kept to re-authenticate before the session lifetime runs out (KIP-368).
     sasl: Option<SaslFactory>,
+    observer: Option<Arc<dyn ConnectionObserver>>,
+    /// Whether `connection_opened` was reported, so `Drop` reports the close exactly once.
+    reported_open: bool,
+}
+
+impl Drop for BrokerConnection {
+    fn drop(&mut self) {
+        if self.reported_open {
+            if let Some(o) = &self.observer {
+                o.connection_closed();
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for BrokerConnection {
@@ -126,7 +144,19 @@ impl BrokerConnection {
         opts: &BrokerConnectOptions,
         deadline: Instant,
     ) -> Result<BrokerConnection, ClientError> {
-        let conn = Connection::connect(addr, &opts.transport)?;
+        let addrs = crate::transport::resolve(addr)?;
+        BrokerConnection::connect_addrs(addr, &addrs, opts, deadline)
+    }
+
+    /// Like [`connect`](Self::connect) with already resolved addresses, tried in order for the
+    /// TCP connect; `addr` (`host:port`) names the broker.
+    pub fn connect_addrs(
+        addr: &str,
+        addrs: &[std::net::SocketAddr],
+        opts: &BrokerConnectOptions,
+        deadline: Instant,
+    ) -> Result<BrokerConnection, ClientError> {
+        let conn = Connection::connect_addrs(addr, addrs, &opts.transport)?;
         let mut bc = BrokerConnection {
             conn,
             addr: addr.to_string(),
@@ -137,10 +167,16 @@ impl BrokerConnection {
             authenticated_at: None,
             session_lifetime: None,
             sasl: opts.sasl.clone(),
+            observer: opts.observer.clone(),
+            reported_open: false,
         };
         bc.negotiate_versions(deadline)?;
         if let Some(factory) = opts.sasl.as_ref() {
             bc.authenticate(factory, deadline)?;
+        }
+        if let Some(o) = &bc.observer {
+            o.connection_opened();
+            bc.reported_open = true;
         }
         Ok(bc)
     }
@@ -217,12 +253,40 @@ impl BrokerConnection {
         let frame = self.round_trip(req, version, deadline)?;
         match decode_response_frame::<R>(&frame, version) {
             Ok((_, body)) => Ok(body),
-            Err(source) => Err(self.decode_error::<R>(version, source)),
+            Err(source) => {
+                if let Some(o) = &self.observer {
+                    o.request_failed(R::API_KEY);
+                }
+                Err(self.decode_error::<R>(version, source))
+            }
         }
     }
 
     /// Sends `req` and returns the response frame payload once its correlation id matched.
     fn round_trip<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        deadline: Instant,
+    ) -> Result<Vec<u8>, ClientError> {
+        let start = Instant::now();
+        let r = self.round_trip_inner(req, version, deadline);
+        if let Some(o) = &self.observer {
+            match &r {
+                // +4: the size prefix, so the counts are bytes on the wire (before TLS).
+                Ok(frame) => o.request_completed(
+                    R::API_KEY,
+                    start.elapsed(),
+                    self.buf.len(),
+                    frame.len() + 4,
+                ),
+                Err(_) => o.request_failed(R::API_KEY),
+            }
+        }
+        r
+    }
+
+    fn round_trip_inner<R: Request>(
         &mut self,
         req: &R,
         version: i16,

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod connection;
 pub mod error;
+pub mod observer;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -25,6 +26,7 @@ use crate::transport::{ConnectOptions, TransportError, DEFAULT_MAX_FRAME_SIZE};
 pub use auth::{AuthStep, SaslAuthenticator, SaslFactory};
 pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
 pub use error::ClientError;
+pub use observer::ConnectionObserver;
 
 /// Pause between attempts when the broker says "try again" (coordinator loading, ...).
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
@@ -47,6 +49,8 @@ pub struct ClientOptions {
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// SASL mechanism factory; `None` = no SASL.
     pub sasl: Option<SaslFactory>,
+    /// Receives connection and request events (metrics); `None` = not observed.
+    pub observer: Option<Arc<dyn ConnectionObserver>>,
 }
 
 impl ClientOptions {
@@ -59,6 +63,7 @@ impl ClientOptions {
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             tls: None,
             sasl: None,
+            observer: None,
         }
     }
 }
@@ -72,6 +77,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("max_frame_size", &self.max_frame_size)
             .field("tls", &self.tls.is_some())
             .field("sasl", &self.sasl.is_some())
+            .field("observer", &self.observer.is_some())
             .finish()
     }
 }
@@ -117,6 +123,9 @@ pub struct Client {
     brokers: HashMap<i32, BrokerAddress>,
     /// Per-broker ApiVersions, kept across reconnects for inspection.
     versions: HashMap<i32, ApiVersionTable>,
+    /// Connections dropped as broken (`None` = the bootstrap one), so that opening their
+    /// replacement is reported as a reconnect.
+    dropped: std::collections::HashSet<Option<i32>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -143,6 +152,7 @@ impl Client {
             nodes: HashMap::new(),
             brokers: HashMap::new(),
             versions: HashMap::new(),
+            dropped: std::collections::HashSet::new(),
         };
         client.bootstrap(deadline)?;
         Ok(client)
@@ -259,6 +269,9 @@ impl Client {
                     if retriable_lookup(kind) && Instant::now() + RETRY_BACKOFF < deadline =>
                 {
                     log::debug!("FindCoordinator({group}): {kind}, retrying");
+                    if let Some(o) = &self.opts.observer {
+                        o.retried();
+                    }
                     std::thread::sleep(RETRY_BACKOFF);
                 }
                 other => return other,
@@ -344,6 +357,7 @@ impl Client {
             BrokerTarget::Node(id) => {
                 if !self.nodes.contains_key(&id) {
                     let conn = self.open_node(id, deadline)?;
+                    self.note_reopened(Some(id));
                     self.versions.insert(id, conn.api_versions().clone());
                     self.nodes.insert(id, conn);
                 }
@@ -381,29 +395,38 @@ impl Client {
         BrokerConnection::connect(&addr, &self.broker_options(&addr, deadline)?, deadline)
     }
 
+    /// Tries every resolved address of every bootstrap server, in order, until one gives a
+    /// working connection (TCP, TLS, ApiVersions, SASL). Each address is a separate attempt,
+    /// so a host whose first address answers but misbehaves still gets its others tried.
     fn bootstrap(&mut self, deadline: Instant) -> Result<(), ClientError> {
         let mut attempts = Vec::new();
         for server in self.opts.bootstrap_servers.clone() {
-            if Instant::now() >= deadline {
-                attempts.push(format!("{server}: deadline passed before trying"));
-                continue;
-            }
-            let opts = match self.broker_options(&server, deadline) {
-                Ok(o) => o,
+            let addrs = match crate::transport::resolve(&server) {
+                Ok(a) => a,
                 Err(e) => {
                     attempts.push(format!("{server}: {e}"));
                     continue;
                 }
             };
-            match BrokerConnection::connect(&server, &opts, deadline) {
-                Ok(c) => {
-                    log::debug!("bootstrapped via {server}");
-                    self.bootstrap = Some(c);
-                    return Ok(());
+            for sa in addrs {
+                if Instant::now() >= deadline {
+                    attempts.push(format!("{server} ({sa}): deadline passed before trying"));
+                    continue;
                 }
-                Err(e) => {
-                    log::debug!("bootstrap via {server} failed: {e}");
-                    attempts.push(format!("{server}: {e}"));
+                let r = self
+                    .broker_options(&server, deadline)
+                    .and_then(|o| BrokerConnection::connect_addrs(&server, &[sa], &o, deadline));
+                match r {
+                    Ok(c) => {
+                        log::debug!("bootstrapped via {server} ({sa})");
+                        self.note_reopened(None);
+                        self.bootstrap = Some(c);
+                        return Ok(());
+                    }
+                    Err(e) => {
+                        log::debug!("bootstrap via {server} ({sa}) failed: {e}");
+                        attempts.push(format!("{server} ({sa}): {e}"));
+                    }
                 }
             }
         }
@@ -431,6 +454,7 @@ impl Client {
             },
             client_id: self.opts.client_id.clone(),
             sasl: self.opts.sasl.clone(),
+            observer: self.opts.observer.clone(),
         })
     }
 
@@ -451,16 +475,34 @@ impl Client {
             .is_some_and(BrokerConnection::is_broken)
         {
             self.bootstrap = None;
+            self.dropped.insert(None);
         }
-        self.nodes.retain(|_, c| !c.is_broken());
+        let dropped = &mut self.dropped;
+        self.nodes.retain(|id, c| {
+            let keep = !c.is_broken();
+            if !keep {
+                dropped.insert(Some(*id));
+            }
+            keep
+        });
     }
 
     fn drop_connection(&mut self, target: BrokerTarget) {
         match target {
             BrokerTarget::Node(id) => {
-                self.nodes.remove(&id);
+                if self.nodes.remove(&id).is_some() {
+                    self.dropped.insert(Some(id));
+                }
             }
             BrokerTarget::Any => self.prune_broken(),
+        }
+    }
+
+    fn note_reopened(&mut self, key: Option<i32>) {
+        if self.dropped.remove(&key) {
+            if let Some(o) = &self.opts.observer {
+                o.reconnected();
+            }
         }
     }
 

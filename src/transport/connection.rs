@@ -67,7 +67,18 @@ impl Connection {
     /// Connects to `addr` (`host:port`), trying every resolved address in turn; with TLS the
     /// handshake has completed when this returns.
     pub fn connect(addr: &str, opts: &ConnectOptions) -> Result<Connection, TransportError> {
-        let stream = Stream::connect(addr, opts.connect_timeout, opts.tls.clone())?;
+        let addrs = super::stream::resolve(addr)?;
+        Connection::connect_addrs(addr, &addrs, opts)
+    }
+
+    /// Like [`connect`](Self::connect) with already resolved addresses (tried in order);
+    /// `addr` (`host:port`) names the peer in errors.
+    pub fn connect_addrs(
+        addr: &str,
+        addrs: &[std::net::SocketAddr],
+        opts: &ConnectOptions,
+    ) -> Result<Connection, TransportError> {
+        let stream = Stream::connect_addrs(addr, addrs, opts.connect_timeout, opts.tls.clone())?;
         Ok(Connection {
             stream,
             decoder: FrameDecoder::with_max_frame_size(opts.max_frame_size),

@@ -16,4 +16,4 @@ pub mod tls;
 
 pub use connection::{ConnectOptions, Connection, DEFAULT_MAX_FRAME_SIZE};
 pub use error::TransportError;
-pub use stream::{Stream, TlsSetup};
+pub use stream::{resolve, Stream, TlsSetup};

@@ -69,13 +69,18 @@ impl Stream {
         connect_timeout: Duration,
         tls: Option<TlsSetup>,
     ) -> Result<Stream, TransportError> {
-        let addrs: Vec<SocketAddr> = addr
-            .to_socket_addrs()
-            .map_err(|e| TransportError::Resolve {
-                addr: addr.to_string(),
-                reason: e.to_string(),
-            })?
-            .collect();
+        let addrs = resolve(addr)?;
+        Stream::connect_addrs(addr, &addrs, connect_timeout, tls)
+    }
+
+    /// Like [`connect`](Self::connect) with already resolved addresses; `addr` (`host:port`)
+    /// names the peer in errors. The TLS server name is in `tls`.
+    pub fn connect_addrs(
+        addr: &str,
+        addrs: &[SocketAddr],
+        connect_timeout: Duration,
+        tls: Option<TlsSetup>,
+    ) -> Result<Stream, TransportError> {
         if addrs.is_empty() {
             return Err(TransportError::Resolve {
                 addr: addr.to_string(),
@@ -85,7 +90,7 @@ impl Stream {
         let started = Instant::now();
         let mut last = String::new();
         let mut all_timed_out = true;
-        for sa in addrs {
+        for &sa in addrs {
             match connect_one(sa, Instant::now() + connect_timeout) {
                 Ok((poll, sock)) => {
                     let mut stream = Stream {
@@ -362,6 +367,24 @@ impl Stream {
             Err(e) => Err(io_err(&self.peer, e)),
         }
     }
+}
+
+/// Resolves `host:port` with the system resolver (blocking, no timeout of its own).
+pub fn resolve(addr: &str) -> Result<Vec<SocketAddr>, TransportError> {
+    let addrs: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| TransportError::Resolve {
+            addr: addr.to_string(),
+            reason: e.to_string(),
+        })?
+        .collect();
+    if addrs.is_empty() {
+        return Err(TransportError::Resolve {
+            addr: addr.to_string(),
+            reason: "no addresses".to_string(),
+        });
+    }
+    Ok(addrs)
 }
 
 fn io_err(peer: &str, source: io::Error) -> TransportError {
