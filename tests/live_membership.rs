@@ -16,7 +16,7 @@ fn topology(input: &str) -> StreamsTopology {
 #[test]
 #[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
 fn join_with_missing_source_topic_reports_missing_source_topics() {
-    let _ = env_logger_init();
+    common::init_logging();
     let cluster = common::Cluster::get();
     let group = common::unique_name("ksg-missing");
     let input = common::unique_name("ksg-absent-topic");
@@ -39,4 +39,3 @@ fn join_with_missing_source_topic_reports_missing_source_topics() {
     assert!(matches!(session.state(), StreamsGroupState::Closed));
 }
 
-fn env_logger_init() {}

@@ -231,7 +231,7 @@ impl StreamsGroupConfig {
     pub fn build_config(&self) -> Result<MembershipConfig, Error> {
         self.client.validate()?;
         let invalid = |field: &'static str, reason: String| Error::InvalidConfiguration {
-            field: field.into(),
+            field,
             reason,
         };
         if self.group_id.trim().is_empty() {

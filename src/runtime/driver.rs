@@ -153,10 +153,10 @@ impl Driver {
         {
             self.find_coordinator(now);
         }
-        let outcome = match self.membership.poll_request(now) {
-            Some(request) => Some(self.send_heartbeat(&request)),
-            None => None,
-        };
+        let outcome = self
+            .membership
+            .poll_request(now)
+            .map(|request| self.send_heartbeat(&request));
         self.drain_events();
         outcome
     }
@@ -356,8 +356,10 @@ impl Driver {
                         self.member_metrics.record_rebalance_started();
                         log::info!("group {}: rebalance started", self.group_id);
                     }
-                    if from == MemberState::Reconciling || from == MemberState::Acknowledging {
-                        if to == MemberState::Stable {
+                    if matches!(from, MemberState::Reconciling | MemberState::Acknowledging)
+                        && to == MemberState::Stable
+                    {
+                        {
                             log::info!(
                                 "group {}: rebalance done, member epoch {}",
                                 self.group_id,

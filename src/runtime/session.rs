@@ -161,7 +161,7 @@ impl StreamsGroupSession {
         let target = self.driver.membership.assignment().tasks.clone();
         let transitions = runtime
             .reconcile(&target)
-            .map_err(|e| crate::streams::MembershipError::InvalidOwnedTasks(e))?;
+            .map_err(crate::streams::MembershipError::InvalidOwnedTasks)?;
         self.set_task_state(runtime.owned_assignment())?;
         Ok(transitions)
     }

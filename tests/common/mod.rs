@@ -85,3 +85,41 @@ pub fn unique_name(prefix: &str) -> String {
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
 }
+
+/// Routes the library's `log` records to stderr (captured by the test harness, shown when a
+/// test fails). Level from `KSG_LOG` (`error`…`trace`, default `info`).
+pub fn init_logging() {
+    struct StderrLogger;
+    impl log::Log for StderrLogger {
+        fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+            metadata.level() <= log::max_level()
+        }
+        fn log(&self, record: &log::Record<'_>) {
+            if self.enabled(record.metadata()) {
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                eprintln!(
+                    "{}.{:03} {:5} [{}] {}",
+                    t.as_secs() % 100_000,
+                    t.subsec_millis(),
+                    record.level(),
+                    std::thread::current().name().unwrap_or("?"),
+                    record.args()
+                );
+            }
+        }
+        fn flush(&self) {}
+    }
+    static LOGGER: StderrLogger = StderrLogger;
+    let level = match std::env::var("KSG_LOG").as_deref() {
+        Ok("error") => log::LevelFilter::Error,
+        Ok("warn") => log::LevelFilter::Warn,
+        Ok("debug") => log::LevelFilter::Debug,
+        Ok("trace") => log::LevelFilter::Trace,
+        _ => log::LevelFilter::Info,
+    };
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}
