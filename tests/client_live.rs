@@ -235,11 +235,13 @@ fn ca_only_config(env: &HashMap<String, String>) -> Arc<rustls::ClientConfig> {
 fn sasl_plaintext_plain_hook_authenticates() {
     let env = cluster();
     let addr = get(&env, "KSG_BOOTSTRAP_SASL_PLAINTEXT");
-    let mut o = BrokerConnectOptions::default();
-    o.sasl = Some(plain(
-        get(&env, "KSG_PLAIN_USERNAME"),
-        get(&env, "KSG_PLAIN_PASSWORD"),
-    ));
+    let o = BrokerConnectOptions {
+        sasl: Some(plain(
+            get(&env, "KSG_PLAIN_USERNAME"),
+            get(&env, "KSG_PLAIN_PASSWORD"),
+        )),
+        ..Default::default()
+    };
     let mut c = BrokerConnection::connect(&addr, &o, deadline()).expect("authenticated");
     // Default broker config: connections.max.reauth.ms=0, i.e. no lifetime.
     eprintln!("SASL session lifetime: {:?}", c.session_lifetime());

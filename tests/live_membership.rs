@@ -38,4 +38,3 @@ fn join_with_missing_source_topic_reports_missing_source_topics() {
     assert!(session.is_closed());
     assert!(matches!(session.state(), StreamsGroupState::Closed));
 }
-

@@ -230,10 +230,8 @@ impl StreamsGroupConfig {
     /// Validates and produces the membership configuration the state machine runs on.
     pub fn build_config(&self) -> Result<MembershipConfig, Error> {
         self.client.validate()?;
-        let invalid = |field: &'static str, reason: String| Error::InvalidConfiguration {
-            field,
-            reason,
-        };
+        let invalid =
+            |field: &'static str, reason: String| Error::InvalidConfiguration { field, reason };
         if self.group_id.trim().is_empty() {
             return Err(invalid("group_id", "must not be empty".into()));
         }
