@@ -1,7 +1,10 @@
-//! Proves every mode of the test fault proxy against a tiny echo server (no Kafka needed).
+//! Proves every mode of the test fault proxy against a tiny echo server (no Kafka needed),
+//! and, as an ignored live test, that it carries (and breaks) real Kafka traffic.
 
 #[path = "support/fault_proxy.rs"]
 mod fault_proxy;
+
+mod common;
 
 use fault_proxy::{Fault, FaultProxy, Limits, POLL};
 use std::io::{ErrorKind, Read, Write};
@@ -475,4 +478,75 @@ fn unreachable_upstream_resets_the_client() {
     proxy.set_upstream(echo.addr);
     let mut c = connect(&proxy);
     assert_eq!(echo_round_trip(&mut c, b"ok"), b"ok");
+}
+
+/// ApiVersions v0 (no body), header v1: the smallest request every broker answers.
+fn api_versions_v0(correlation_id: i32) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend_from_slice(&18i16.to_be_bytes()); // ApiVersions
+    body.extend_from_slice(&0i16.to_be_bytes()); // version 0
+    body.extend_from_slice(&correlation_id.to_be_bytes());
+    body.extend_from_slice(&(-1i16).to_be_bytes()); // null client id
+    let mut frame = (body.len() as i32).to_be_bytes().to_vec();
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// The frame of one response: length prefix and body.
+fn read_frame(s: &mut TcpStream) -> Vec<u8> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).expect("frame length");
+    let len = i32::from_be_bytes(len);
+    assert!(
+        (6..1_000_000).contains(&len),
+        "implausible frame length {len}"
+    );
+    let mut body = vec![0u8; len as usize];
+    s.read_exact(&mut body).expect("frame body");
+    body
+}
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn carries_and_breaks_real_kafka_traffic() {
+    let cluster = common::Cluster::get();
+    // Multi-node runs list every node; the first one will do.
+    let broker: SocketAddr = cluster
+        .plaintext()
+        .split(',')
+        .next()
+        .and_then(|a| a.parse().ok())
+        .expect("PLAINTEXT address");
+    let proxy = FaultProxy::start(broker);
+
+    let mut c = connect(&proxy);
+    c.write_all(&api_versions_v0(41)).expect("write");
+    let resp = read_frame(&mut c);
+    assert_eq!(i32::from_be_bytes(resp[0..4].try_into().unwrap()), 41);
+    assert_eq!(i16::from_be_bytes(resp[4..6].try_into().unwrap()), 0);
+
+    // Offset 4 of the stream is the first byte of the next response's correlation id.
+    proxy.set_fault(Fault::CorruptByte { offset: 4 });
+    thread::sleep(POLL * 3);
+    c.write_all(&api_versions_v0(42)).expect("write");
+    let resp = read_frame(&mut c);
+    assert_eq!(
+        i32::from_be_bytes(resp[0..4].try_into().unwrap()),
+        42 ^ (0xFF << 24),
+        "the broker's answer arrives with its first correlation-id byte inverted"
+    );
+
+    proxy.set_fault(Fault::TruncateAfter(6));
+    thread::sleep(POLL * 3);
+    c.write_all(&api_versions_v0(43)).expect("write");
+    let (got, end) = read_to_end(&mut c, 1 << 20);
+    assert_eq!(got.len(), 6, "length prefix and two bytes, then closed");
+    assert_eq!(end, None);
+
+    proxy.set_fault(Fault::Reset);
+    let mut c = connect(&proxy);
+    assert_eq!(read_to_end(&mut c, 1).1, Some(ErrorKind::ConnectionReset));
+    let stats = proxy.stats();
+    assert_eq!(stats.accepted, 2);
+    assert!(stats.bytes_to_client > 6, "the first answers went through");
 }
