@@ -426,6 +426,21 @@ fn dropping_the_proxy_joins_every_thread_and_closes_connections() {
 }
 
 #[test]
+fn finished_connections_release_their_threads() {
+    let echo = Echo::start();
+    let proxy = FaultProxy::start(echo.addr);
+    for i in 0..40u8 {
+        let mut c = connect(&proxy);
+        assert_eq!(echo_round_trip(&mut c, &[i]), [i]);
+    }
+    assert!(
+        proxy.wait_until(Duration::from_secs(3), |s| s.open_connections == 0
+            && s.open_threads == 1)
+    );
+    assert_eq!(proxy.accepted(), 40);
+}
+
+#[test]
 fn connection_cap_turns_away_the_excess() {
     let echo = Echo::start();
     let limits = Limits {

@@ -60,7 +60,8 @@ pub enum Fault {
         bytes_per_sec: u64,
     },
     /// Stop accepting (the listening socket is closed, connecting gets "connection refused");
-    /// existing connections are unaffected. Leaving this mode listens on the same port again.
+    /// accepted connections are unaffected, but one still waiting in the kernel's backlog is
+    /// reset with the listener. Leaving this mode listens on the same port again.
     RefuseNew,
     /// Close all connections now (FIN); new connections are accepted and closed at once.
     Disconnect,
@@ -279,7 +280,9 @@ impl FaultProxy {
         *lock(&self.shared.upstream) = upstream;
     }
 
-    /// Switches the fault; takes effect on every connection within [`POLL`].
+    /// Switches the fault; takes effect on every connection within [`POLL`]. A fault replaced
+    /// again sooner may never be seen by an idle connection: for a guaranteed one-shot cut use
+    /// [`FaultProxy::disconnect_all`] or [`FaultProxy::reset_all`].
     pub fn set_fault(&self, fault: Fault) {
         let mut mode = lock(&self.shared.mode);
         mode.0 = fault;
