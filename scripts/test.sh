@@ -63,6 +63,11 @@ cargo_test || failed=1
 phase_end "unit tests"
 
 if [ $unit_only -eq 0 ]; then
+  phase "conformance: the crate's codecs against Kafka's own message classes (testing/oracle)"
+  bash "$repo/scripts/oracle.sh" build
+  KSG_ORACLE_CMD=$(bash "$repo/scripts/oracle.sh" cmd) cargo_test --test conformance -- --ignored || failed=1
+  phase_end "conformance"
+
   phase "build the Java Kafka Streams peer (testing/streams-peer)"
   bash "$repo/scripts/streams-peer.sh" build
   export KSG_STREAMS_PEER="$repo/scripts/streams-peer.sh"
@@ -73,7 +78,9 @@ if [ $unit_only -eq 0 ]; then
     run_dir=$repo/.kafka/test-$version
     KSG_RUN_DIR=$run_dir KSG_PORT_BASE=$port_base bash "$repo/scripts/kafka.sh" start --kafka "$version"
     started_run_dir=$run_dir
-    KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --tests -- --ignored || failed=1
+    # Every #[ignore]d test is a live test, except the broker-independent conformance suite
+    # (run once above).
+    KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --tests -- --ignored --skip conformance_against_kafka || failed=1
     stop_broker
     phase_end "Kafka $version live tests"
   done

@@ -45,7 +45,7 @@ fn read_exact(stream: &mut TcpStream, n: usize) -> Vec<u8> {
 fn broker_advertises_streams_group_heartbeat() {
     let cluster = common::Cluster::get();
     let mut stream =
-        TcpStream::connect(cluster.plaintext()).expect("connect to PLAINTEXT listener");
+        TcpStream::connect(cluster.plaintext_first()).expect("connect to PLAINTEXT listener");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();

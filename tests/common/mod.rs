@@ -66,9 +66,14 @@ impl Cluster {
         )
     }
 
-    /// `host:port` of the PLAINTEXT listener.
+    /// The PLAINTEXT bootstrap list (`host:port`, comma-separated when several nodes run).
     pub fn plaintext(&self) -> &str {
         self.value("KSG_BOOTSTRAP_PLAINTEXT")
+    }
+
+    /// `host:port` of the first node's PLAINTEXT listener, for raw sockets.
+    pub fn plaintext_first(&self) -> &str {
+        self.plaintext().split(',').next().unwrap_or_default()
     }
 }
 
