@@ -1026,7 +1026,11 @@ impl StreamsMembership {
             self.last_send_at = Some(now);
             return Some(self.base_request(version, epoch));
         }
-        let req = if self.state == MemberState::Joining {
+        // Until the broker hands out a positive epoch, every heartbeat is a join: a request
+        // at epoch 0 must carry the topology and empty task lists (the broker rejects a
+        // delta at epoch 0), even if an answer at epoch 0 moved the state on. A successful
+        // answer with a negative epoch (a broker bug) is recovered from the same way.
+        let req = if self.state == MemberState::Joining || self.assignment.member_epoch <= 0 {
             self.join_request(version)
         } else {
             self.delta_request(version)
