@@ -1,26 +1,111 @@
-//! Live membership tests against the harness broker (scripts/test.sh starts it).
+//! Live membership tests against the harness broker (scripts/test.sh starts it): joining,
+//! splitting tasks, leaving, fencing by session timeout, missing topics, application shutdown,
+//! and a busy application. Heartbeat interval 500 ms, session timeout 3 s (scripts/kafka.sh).
 
 mod common;
 
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use kafka_streams_group::{
-    StreamsGroupConfig, StreamsGroupSession, StreamsGroupState, StreamsStatusCode, StreamsTopology,
-    Subtopology,
+    StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle, StreamsGroupState,
+    StreamsStatusCode, StreamsTaskId, StreamsTaskRuntime, StreamsTopology, Subtopology,
 };
 
-fn topology(input: &str) -> StreamsTopology {
+const LIVE: &str = common::LIVE;
+
+fn simple_topology(input: &str) -> StreamsTopology {
     StreamsTopology::new().subtopology(Subtopology::new("0").source_topic(input))
+}
+
+/// A member on its heartbeat thread plus the application's task runtime.
+struct Member {
+    handle: StreamsGroupSessionHandle,
+    runtime: StreamsTaskRuntime,
+}
+
+impl Member {
+    fn join(config: StreamsGroupConfig) -> Member {
+        let config = config.join_timeout(Duration::from_secs(30));
+        let handle = StreamsGroupSession::join(config)
+            .expect("join")
+            .spawn_heartbeat_thread()
+            .expect("spawn");
+        Member {
+            handle,
+            runtime: StreamsTaskRuntime::new(),
+        }
+    }
+
+    /// What a Streams application does on every assignment change: run exactly the target.
+    fn reconcile(&mut self) {
+        if !self.handle.state().is_terminal() {
+            self.handle
+                .reconcile_task_runtime(&mut self.runtime)
+                .expect("reconcile");
+        }
+    }
+
+    fn active(&self) -> BTreeSet<StreamsTaskId> {
+        self.handle.assignment().active().cloned().collect()
+    }
+
+    fn running_active(&self) -> BTreeSet<StreamsTaskId> {
+        self.runtime
+            .owned_assignment()
+            .active()
+            .cloned()
+            .collect()
+    }
+}
+
+fn all_tasks(subtopologies: &[&str], partitions: i32) -> BTreeSet<StreamsTaskId> {
+    subtopologies
+        .iter()
+        .flat_map(|s| (0..partitions).map(move |p| StreamsTaskId::new(*s, p)))
+        .collect()
+}
+
+/// Reconciles every member every 50 ms until `done` holds or `timeout` passes; asserts on the
+/// way that no task is *running* active on two members at once.
+fn wait_for(
+    members: &mut [&mut Member],
+    timeout: Duration,
+    what: &str,
+    done: impl Fn(&[&mut Member]) -> bool,
+) -> Duration {
+    let start = Instant::now();
+    loop {
+        for m in members.iter_mut() {
+            m.reconcile();
+        }
+        let mut seen = BTreeSet::new();
+        for m in members.iter() {
+            for t in m.running_active() {
+                assert!(seen.insert(t.clone()), "task {t} active on two members at once");
+            }
+        }
+        if done(members) {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}; assignments: {:?}",
+            members.iter().map(|m| m.active()).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
 #[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
-fn join_with_missing_source_topic_reports_missing_source_topics() {
+fn join_with_missing_source_topic_reports_missing_source_topics_then_tasks_once_created() {
+    let _ = LIVE;
     common::init_logging();
     let cluster = common::Cluster::get();
     let group = common::unique_name("ksg-missing");
-    let input = common::unique_name("ksg-absent-topic");
-    let config = StreamsGroupConfig::new(cluster.plaintext(), &group, topology(&input))
+    let input = common::unique_name("ksg-late-topic");
+    let config = StreamsGroupConfig::new(cluster.plaintext(), &group, simple_topology(&input))
         .join_timeout(Duration::from_secs(30));
     let mut session = StreamsGroupSession::join(config).expect("join");
     assert!(session.member_epoch() > 0, "joined with a positive epoch");
@@ -34,7 +119,213 @@ fn join_with_missing_source_topic_reports_missing_source_topics() {
     );
     assert!(!assignment.is_group_ready);
     assert_eq!(assignment.active().count(), 0);
+
+    // Once the topic exists, the same member gets its tasks without rejoining.
+    let member_id = session.member_id().to_string();
+    common::create_topic(&cluster, &input, 3);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let assignment = loop {
+        let a = session.heartbeat().expect("heartbeat");
+        if a.active().count() == 3 {
+            break a;
+        }
+        assert!(Instant::now() < deadline, "no tasks after topic creation: {a:?}");
+        std::thread::sleep(session.heartbeat_interval());
+    };
+    assert!(assignment.is_group_ready, "{:?}", assignment.statuses);
+    assert_eq!(session.member_id(), member_id);
     session.close().expect("leave");
     assert!(session.is_closed());
     assert!(matches!(session.state(), StreamsGroupState::Closed));
+}
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn one_member_gets_every_task_and_the_broker_creates_internal_topics() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let group = common::unique_name("ksg-one");
+    let input = common::unique_name("ksg-in");
+    common::create_topic(&cluster, &input, 4);
+    let config = StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        common::counts_topology(&group, &input),
+    );
+    let mut m = Member::join(config);
+    let expected = all_tasks(&["0", "1"], 4);
+    let took = wait_for(&mut [&mut m], Duration::from_secs(30), "all 8 tasks", |ms| {
+        ms[0].active() == expected && ms[0].handle.assignment().is_group_ready
+    });
+    eprintln!("one member: all {} tasks after {took:?}", expected.len());
+    assert!(matches!(m.handle.state(), StreamsGroupState::Stable | StreamsGroupState::Reconciling));
+
+    // The broker created the repartition and changelog topics with the input's partitions.
+    let mut client = kafka_streams_group::client::Client::connect(
+        kafka_streams_group::client::ClientOptions::new([cluster.plaintext_first()]),
+        Instant::now() + Duration::from_secs(10),
+    )
+    .expect("client");
+    let repartition = format!("{group}-counts-repartition");
+    let changelog = format!("{group}-counts-changelog");
+    let md = client
+        .metadata(
+            Some(&[repartition.as_str(), changelog.as_str()]),
+            Instant::now() + Duration::from_secs(10),
+        )
+        .expect("metadata");
+    for name in [&repartition, &changelog] {
+        let t = md.topic(name).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(t.error_code, 0, "{name}: error {}", t.error_code);
+        assert_eq!(t.partitions.len(), 4, "{name} partitions");
+    }
+    m.handle.close().expect("close");
+}
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn two_members_split_then_one_leaves_and_the_other_takes_everything() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let group = common::unique_name("ksg-two");
+    let input = common::unique_name("ksg-in");
+    common::create_topic(&cluster, &input, 4);
+    let topology = common::counts_topology(&group, &input);
+    let mut a = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()));
+    let mut b = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology));
+    let expected = all_tasks(&["0", "1"], 4);
+    let took = wait_for(
+        &mut [&mut a, &mut b],
+        Duration::from_secs(30),
+        "an even split",
+        |ms| {
+            let (x, y) = (ms[0].active(), ms[1].active());
+            x.len() == 4 && y.len() == 4 && x.is_disjoint(&y) && x.union(&y).cloned().collect::<BTreeSet<_>>() == expected
+        },
+    );
+    eprintln!("two members: split 4/4 after {took:?}");
+
+    // A leaves: B holds everything within a few heartbeat intervals.
+    a.handle.close().expect("a leaves");
+    let start = Instant::now();
+    wait_for(&mut [&mut b], Duration::from_secs(10), "b holds all", |ms| {
+        ms[0].active() == expected
+    });
+    let took = start.elapsed();
+    eprintln!("after a left: b holds all 8 tasks after {took:?}");
+    assert!(took < Duration::from_secs(5), "takeover took {took:?}");
+    b.handle.close().expect("b leaves");
+}
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_member_that_stops_heartbeating_is_fenced_and_the_other_takes_over() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let group = common::unique_name("ksg-fence");
+    let input = common::unique_name("ksg-in");
+    common::create_topic(&cluster, &input, 4);
+    let topology = simple_topology(&input);
+    let mut a = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()));
+    let mut b = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology));
+    wait_for(&mut [&mut a, &mut b], Duration::from_secs(30), "a split", |ms| {
+        ms[0].active().len() == 2 && ms[1].active().len() == 2
+    });
+    // Dropping the handle stops the heartbeat thread without a leave: the broker must expire
+    // the member after the session timeout (3 s) and hand its tasks to b.
+    let Member { handle, .. } = a;
+    let dropped = Instant::now();
+    drop(handle);
+    assert!(dropped.elapsed() < Duration::from_millis(1500), "drop took {:?}", dropped.elapsed());
+    let took = wait_for(&mut [&mut b], Duration::from_secs(15), "b holds all", |ms| {
+        ms[0].active().len() == 4
+    });
+    eprintln!("a stopped heartbeating; b holds all 4 tasks after {took:?}");
+    assert!(took >= Duration::from_secs(2), "takeover before the session timeout: {took:?}");
+    b.handle.close().expect("b leaves");
+}
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_shutdown_request_reaches_the_other_member() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let group = common::unique_name("ksg-shutdown");
+    let input = common::unique_name("ksg-in");
+    common::create_topic(&cluster, &input, 2);
+    let topology = simple_topology(&input);
+    let mut a = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()));
+    let mut b = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology));
+    wait_for(&mut [&mut a, &mut b], Duration::from_secs(30), "a split", |ms| {
+        ms[0].active().len() == 1 && ms[1].active().len() == 1
+    });
+    a.handle.request_application_shutdown().expect("request shutdown");
+    let mut changes = b.handle.subscribe_assignment();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let assignment = changes
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("b sees SHUTDOWN_APPLICATION before the deadline");
+        if assignment
+            .statuses
+            .iter()
+            .any(|s| s.code == StreamsStatusCode::ShutdownApplication)
+        {
+            assert!(assignment.shutdown_requested());
+            break;
+        }
+    }
+    a.handle.close().expect("a leaves");
+    b.handle.close().expect("b leaves");
+}
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn the_heartbeat_thread_keeps_a_busy_member_stable() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let group = common::unique_name("ksg-busy");
+    let input = common::unique_name("ksg-in");
+    common::create_topic(&cluster, &input, 4);
+    let mut m = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        simple_topology(&input),
+    ));
+    wait_for(&mut [&mut m], Duration::from_secs(30), "all tasks", |ms| {
+        ms[0].active().len() == 4
+    });
+    let epoch = m.handle.member_epoch();
+    let member_id = m.handle.member_id();
+    let heartbeats_before = m.handle.metrics().heartbeats;
+    // 4 s (8 heartbeat intervals, more than the session timeout) of set_task_state at
+    // about 200 calls per second.
+    let start = Instant::now();
+    let mut calls = 0u32;
+    while start.elapsed() < Duration::from_secs(4) {
+        m.handle
+            .set_task_state(m.runtime.owned_assignment())
+            .expect("set_task_state");
+        calls += 1;
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let metrics = m.handle.metrics();
+    eprintln!(
+        "busy member: {calls} set_task_state calls, {} heartbeats, latency max {:?} mean {:?}",
+        metrics.heartbeats - heartbeats_before,
+        metrics.heartbeat_latency_max,
+        metrics.heartbeat_latency_mean
+    );
+    assert!(matches!(m.handle.state(), StreamsGroupState::Stable));
+    assert_eq!(m.handle.member_epoch(), epoch, "no rebalance while busy");
+    assert_eq!(m.handle.member_id(), member_id);
+    assert_eq!(m.active().len(), 4);
+    assert_eq!(metrics.rejoins, 0);
+    // Unchanged task state must not turn every call into a heartbeat.
+    assert!(
+        metrics.heartbeats - heartbeats_before < 40,
+        "{} heartbeats in 4 s",
+        metrics.heartbeats - heartbeats_before
+    );
+    m.handle.close().expect("close");
 }

@@ -13,7 +13,7 @@
 //! [`StreamsGroupSession`] runs the same [`driver::Driver`] on the caller's thread; there is
 //! one implementation of the I/O around the state machine.
 
-mod bridge;
+pub(crate) mod bridge;
 pub mod config;
 pub(crate) mod driver;
 pub mod handle;

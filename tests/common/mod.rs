@@ -128,3 +128,42 @@ pub fn init_logging() {
         log::set_max_level(level);
     }
 }
+
+/// The topology of the Java peer (testing/streams-peer): `stream(input).selectKey(..)
+/// .groupByKey().count(Materialized.as("counts"))`, exactly as Kafka Streams 4.4 sends it in
+/// its joining heartbeat (`scripts/streams-peer.sh print-topology`).
+pub fn counts_topology(group: &str, input: &str) -> kafka_streams_group::StreamsTopology {
+    use kafka_streams_group::{StreamsTopology, Subtopology, TopicInfo};
+    let repartition = format!("{group}-counts-repartition");
+    StreamsTopology::new()
+        .subtopology(
+            Subtopology::new("0")
+                .source_topic(input)
+                .repartition_sink_topic(repartition.clone()),
+        )
+        .subtopology(
+            Subtopology::new("1")
+                .repartition_source_topic(
+                    TopicInfo::new(repartition)
+                        .config("cleanup.policy", "delete")
+                        .config("message.timestamp.type", "CreateTime")
+                        .config("retention.ms", "-1")
+                        .config("segment.bytes", "52428800"),
+                )
+                .state_changelog_topic(
+                    TopicInfo::new(format!("{group}-counts-changelog"))
+                        .config("cleanup.policy", "compact")
+                        .config("message.timestamp.type", "CreateTime"),
+                ),
+        )
+}
+
+/// Creates `topic` with `partitions` partitions on the harness broker.
+pub fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) {
+    kafka_streams_group::admin::create_topics(
+        &kafka_streams_group::ClientConfig::new(cluster.plaintext()),
+        &[kafka_streams_group::admin::NewTopic::new(topic, partitions)],
+        std::time::Duration::from_secs(30),
+    )
+    .unwrap_or_else(|e| panic!("create topic {topic}: {e}"));
+}
