@@ -125,6 +125,43 @@ fn tour(opts: ClientOptions) {
     );
     assert!(c.api_versions(coord.node_id).is_some());
 
+    // CreateTopics: created once, then "already exists"; the new topic shows in Metadata
+    // with its partitions (leaders may take a moment to be elected).
+    let topic = unique("ksg-created");
+    assert!(
+        c.create_topic(&topic, 3, 1, deadline()).expect("create"),
+        "created"
+    );
+    assert!(
+        !c.create_topic(&topic, 3, 1, deadline())
+            .expect("create again"),
+        "existed"
+    );
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let md = c
+            .metadata(Some(&[topic.as_str()]), deadline())
+            .expect("metadata");
+        let t = &md.topics[0];
+        let ready = BrokerErrorKind::from(t.error_code) == BrokerErrorKind::None
+            && t.partitions.len() == 3
+            && t.partitions.iter().all(|p| p.leader_id == node);
+        if ready {
+            break;
+        }
+        assert!(Instant::now() < until, "topic {topic} not ready: {t:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A replication factor the single broker cannot satisfy is a typed per-topic error.
+    let err = c
+        .create_topic(&unique("ksg-rf"), 1, 3, deadline())
+        .expect_err("rf 3 on one broker");
+    assert_eq!(
+        err.broker_error(),
+        Some(BrokerErrorKind::InvalidReplicationFactor),
+        "{err}"
+    );
+
     // Generic send to the node.
     let all = c
         .send(

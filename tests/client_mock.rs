@@ -872,3 +872,22 @@ fn observer_sees_opens_closes_requests_failures_and_reconnects() {
     drop(client);
     assert_eq!(counts.closed.load(Ordering::SeqCst), 2);
 }
+
+#[test]
+fn v0_fallback_body_without_unsupported_version_is_rejected() {
+    // A broker that answers a flexible ApiVersions request with a v0 body saying "no error":
+    // not something Kafka does; the client must not trust it.
+    let m = mock(1, |h, _| {
+        let mut b = Vec::new();
+        encode_response_frame::<ApiVersionsRequest>(
+            &mut b,
+            h.correlation_id,
+            &api_versions_body(0, &[(18, 0, 4)]),
+            0,
+        )
+        .expect("encode");
+        Act::Send(b)
+    });
+    let err = BrokerConnection::connect(&m.addr, &opts(), soon()).expect_err("inconsistent");
+    assert!(matches!(err, ClientError::Protocol { .. }), "{err:?}");
+}

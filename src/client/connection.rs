@@ -16,7 +16,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::protocol::api::api_versions::{ApiVersionsRequest, ApiVersionsResponse};
+use crate::protocol::api::api_versions::{
+    decode_api_versions_response_frame, ApiVersionsRequest, ApiVersionsResponse,
+};
 use crate::protocol::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use crate::protocol::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use crate::protocol::frame::{decode_response_frame, encode_request_frame, peek_correlation_id};
@@ -363,17 +365,23 @@ impl BrokerConnection {
             // A broker that does not know `version` answers with a *v0* body (Kafka's
             // ApiVersionsResponse.parse falls back the same way), so try that on failure.
             let resp: ApiVersionsResponse =
-                match decode_response_frame::<ApiVersionsRequest>(&frame, version) {
-                    Ok((_, body)) => body,
-                    Err(first) => match decode_response_frame::<ApiVersionsRequest>(&frame, 0) {
-                        Ok((_, body))
-                            if BrokerErrorKind::from(body.error_code)
-                                == BrokerErrorKind::UnsupportedVersion =>
+                match decode_api_versions_response_frame(&frame, version) {
+                    Ok((_, body, v)) => {
+                        // A v0 fallback body is only legitimate as an UNSUPPORTED_VERSION answer.
+                        if v != version
+                            && BrokerErrorKind::from(body.error_code)
+                                != BrokerErrorKind::UnsupportedVersion
                         {
-                            body
+                            return Err(self.protocol_error(format!(
+                                "ApiVersions v{version} answered with an undecodable body that \
+                             reads as v0 without UNSUPPORTED_VERSION"
+                            )));
                         }
-                        _ => return Err(self.decode_error::<ApiVersionsRequest>(version, first)),
-                    },
+                        body
+                    }
+                    Err(source) => {
+                        return Err(self.decode_error::<ApiVersionsRequest>(version, source))
+                    }
                 };
             let kind = BrokerErrorKind::from(resp.error_code);
             if kind == BrokerErrorKind::UnsupportedVersion && version > 0 {
@@ -495,6 +503,14 @@ impl BrokerConnection {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    fn protocol_error(&mut self, reason: String) -> ClientError {
+        self.conn.mark_broken();
+        ClientError::Protocol {
+            broker: self.addr.clone(),
+            reason,
         }
     }
 

@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 use rustls::pki_types::ServerName;
 
+use crate::protocol::api::create_topics::{
+    CreatableTopic, CreateTopicsRequest, CreateTopicsResponse,
+};
 use crate::protocol::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use crate::protocol::api::metadata::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
 use crate::protocol::{BrokerErrorKind, Request};
@@ -332,6 +335,55 @@ impl Client {
         };
         self.learn(addr.clone());
         Ok(addr)
+    }
+
+    /// Creates topics (on any broker; KRaft brokers forward to the controller) and returns
+    /// the response with its per-topic results. A top-level failure is an error; per-topic
+    /// error codes (e.g. TOPIC_ALREADY_EXISTS) are left to the caller.
+    pub fn create_topics(
+        &mut self,
+        req: &CreateTopicsRequest,
+        deadline: Instant,
+    ) -> Result<CreateTopicsResponse, ClientError> {
+        self.send(BrokerTarget::Any, req, deadline)
+    }
+
+    /// Creates one topic with `partitions` partitions and `replication_factor` replicas
+    /// (`-1` for either = broker default). `Ok(true)` if created, `Ok(false)` if it already
+    /// existed; any other per-topic error code is an error carrying the broker's message.
+    pub fn create_topic(
+        &mut self,
+        name: &str,
+        partitions: i32,
+        replication_factor: i16,
+        deadline: Instant,
+    ) -> Result<bool, ClientError> {
+        let timeout_ms = deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis()
+            .min(i32::MAX as u128) as i32;
+        let req = CreateTopicsRequest {
+            topics: vec![CreatableTopic {
+                name: name.to_string(),
+                num_partitions: partitions,
+                replication_factor,
+                ..Default::default()
+            }],
+            timeout_ms,
+            validate_only: false,
+        };
+        let resp = self.create_topics(&req, deadline)?;
+        let Some(t) = resp.topics.into_iter().find(|t| t.name == name) else {
+            return Err(ClientError::Protocol {
+                broker: self.any_addr(),
+                reason: format!("CreateTopics response lacks topic {name:?}"),
+            });
+        };
+        match BrokerErrorKind::from(t.error_code) {
+            BrokerErrorKind::None => Ok(true),
+            BrokerErrorKind::TopicAlreadyExists => Ok(false),
+            kind => Err(self.broker_error("CreateTopics", kind, t.error_message)),
+        }
     }
 
     /// The open connection for `target`, opening one if needed.
