@@ -61,7 +61,11 @@ impl NewTopic {
 
 /// Creates `topics`, treating a topic that already exists as created. Blocks until the
 /// controller answered or `timeout` passed; the first per-topic error is returned.
-pub fn create_topics(config: &ClientConfig, topics: &[NewTopic], timeout: Duration) -> Result<(), Error> {
+pub fn create_topics(
+    config: &ClientConfig,
+    topics: &[NewTopic],
+    timeout: Duration,
+) -> Result<(), Error> {
     let deadline = Instant::now() + timeout;
     let mut client = Client::connect(client_options(config)?, deadline).map_err(client_error)?;
     let request = CreateTopicsRequest {
@@ -98,7 +102,9 @@ pub fn create_topics(config: &ClientConfig, topics: &[NewTopic], timeout: Durati
             Some(format!(
                 "creating topic {}: {}",
                 result.name,
-                result.error_message.unwrap_or_else(|| kind.description().to_string())
+                result
+                    .error_message
+                    .unwrap_or_else(|| kind.description().to_string())
             )),
             BrokerErrorContext {
                 api: Some("CreateTopics"),

@@ -51,11 +51,7 @@ impl Member {
     }
 
     fn running_active(&self) -> BTreeSet<StreamsTaskId> {
-        self.runtime
-            .owned_assignment()
-            .active()
-            .cloned()
-            .collect()
+        self.runtime.owned_assignment().active().cloned().collect()
     }
 }
 
@@ -82,7 +78,10 @@ fn wait_for(
         let mut seen = BTreeSet::new();
         for m in members.iter() {
             for t in m.running_active() {
-                assert!(seen.insert(t.clone()), "task {t} active on two members at once");
+                assert!(
+                    seen.insert(t.clone()),
+                    "task {t} active on two members at once"
+                );
             }
         }
         if done(members) {
@@ -129,7 +128,10 @@ fn join_with_missing_source_topic_reports_missing_source_topics_then_tasks_once_
         if a.active().count() == 3 {
             break a;
         }
-        assert!(Instant::now() < deadline, "no tasks after topic creation: {a:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no tasks after topic creation: {a:?}"
+        );
         std::thread::sleep(session.heartbeat_interval());
     };
     assert!(assignment.is_group_ready, "{:?}", assignment.statuses);
@@ -154,11 +156,17 @@ fn one_member_gets_every_task_and_the_broker_creates_internal_topics() {
     );
     let mut m = Member::join(config);
     let expected = all_tasks(&["0", "1"], 4);
-    let took = wait_for(&mut [&mut m], Duration::from_secs(30), "all 8 tasks", |ms| {
-        ms[0].active() == expected && ms[0].handle.assignment().is_group_ready
-    });
+    let took = wait_for(
+        &mut [&mut m],
+        Duration::from_secs(30),
+        "all 8 tasks",
+        |ms| ms[0].active() == expected && ms[0].handle.assignment().is_group_ready,
+    );
     eprintln!("one member: all {} tasks after {took:?}", expected.len());
-    assert!(matches!(m.handle.state(), StreamsGroupState::Stable | StreamsGroupState::Reconciling));
+    assert!(matches!(
+        m.handle.state(),
+        StreamsGroupState::Stable | StreamsGroupState::Reconciling
+    ));
 
     // The broker created the repartition and changelog topics with the input's partitions.
     let mut client = kafka_streams_group::client::Client::connect(
@@ -191,8 +199,16 @@ fn two_members_split_then_one_leaves_and_the_other_takes_everything() {
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 4);
     let topology = common::counts_topology(&group, &input);
-    let mut a = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()));
-    let mut b = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology));
+    let mut a = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        topology.clone(),
+    ));
+    let mut b = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        topology,
+    ));
     let expected = all_tasks(&["0", "1"], 4);
     let took = wait_for(
         &mut [&mut a, &mut b],
@@ -200,7 +216,10 @@ fn two_members_split_then_one_leaves_and_the_other_takes_everything() {
         "an even split",
         |ms| {
             let (x, y) = (ms[0].active(), ms[1].active());
-            x.len() == 4 && y.len() == 4 && x.is_disjoint(&y) && x.union(&y).cloned().collect::<BTreeSet<_>>() == expected
+            x.len() == 4
+                && y.len() == 4
+                && x.is_disjoint(&y)
+                && x.union(&y).cloned().collect::<BTreeSet<_>>() == expected
         },
     );
     eprintln!("two members: split 4/4 after {took:?}");
@@ -208,9 +227,12 @@ fn two_members_split_then_one_leaves_and_the_other_takes_everything() {
     // A leaves: B holds everything within a few heartbeat intervals.
     a.handle.close().expect("a leaves");
     let start = Instant::now();
-    wait_for(&mut [&mut b], Duration::from_secs(10), "b holds all", |ms| {
-        ms[0].active() == expected
-    });
+    wait_for(
+        &mut [&mut b],
+        Duration::from_secs(10),
+        "b holds all",
+        |ms| ms[0].active() == expected,
+    );
     let took = start.elapsed();
     eprintln!("after a left: b holds all 8 tasks after {took:?}");
     assert!(took < Duration::from_secs(5), "takeover took {took:?}");
@@ -226,22 +248,43 @@ fn a_member_that_stops_heartbeating_is_fenced_and_the_other_takes_over() {
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 4);
     let topology = simple_topology(&input);
-    let mut a = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()));
-    let mut b = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology));
-    wait_for(&mut [&mut a, &mut b], Duration::from_secs(30), "a split", |ms| {
-        ms[0].active().len() == 2 && ms[1].active().len() == 2
-    });
+    let mut a = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        topology.clone(),
+    ));
+    let mut b = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        topology,
+    ));
+    wait_for(
+        &mut [&mut a, &mut b],
+        Duration::from_secs(30),
+        "a split",
+        |ms| ms[0].active().len() == 2 && ms[1].active().len() == 2,
+    );
     // Dropping the handle stops the heartbeat thread without a leave: the broker must expire
     // the member after the session timeout (3 s) and hand its tasks to b.
     let Member { handle, .. } = a;
     let dropped = Instant::now();
     drop(handle);
-    assert!(dropped.elapsed() < Duration::from_millis(1500), "drop took {:?}", dropped.elapsed());
-    let took = wait_for(&mut [&mut b], Duration::from_secs(15), "b holds all", |ms| {
-        ms[0].active().len() == 4
-    });
+    assert!(
+        dropped.elapsed() < Duration::from_millis(1500),
+        "drop took {:?}",
+        dropped.elapsed()
+    );
+    let took = wait_for(
+        &mut [&mut b],
+        Duration::from_secs(15),
+        "b holds all",
+        |ms| ms[0].active().len() == 4,
+    );
     eprintln!("a stopped heartbeating; b holds all 4 tasks after {took:?}");
-    assert!(took >= Duration::from_secs(2), "takeover before the session timeout: {took:?}");
+    assert!(
+        took >= Duration::from_secs(2),
+        "takeover before the session timeout: {took:?}"
+    );
     b.handle.close().expect("b leaves");
 }
 
@@ -254,12 +297,25 @@ fn a_shutdown_request_reaches_the_other_member() {
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 2);
     let topology = simple_topology(&input);
-    let mut a = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()));
-    let mut b = Member::join(StreamsGroupConfig::new(cluster.plaintext(), &group, topology));
-    wait_for(&mut [&mut a, &mut b], Duration::from_secs(30), "a split", |ms| {
-        ms[0].active().len() == 1 && ms[1].active().len() == 1
-    });
-    a.handle.request_application_shutdown().expect("request shutdown");
+    let mut a = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        topology.clone(),
+    ));
+    let mut b = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        topology,
+    ));
+    wait_for(
+        &mut [&mut a, &mut b],
+        Duration::from_secs(30),
+        "a split",
+        |ms| ms[0].active().len() == 1 && ms[1].active().len() == 1,
+    );
+    a.handle
+        .request_application_shutdown()
+        .expect("request shutdown");
     let mut changes = b.handle.subscribe_assignment();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use crate::client::{AuthStep, ClientOptions, SaslAuthenticator, SaslFactory};
-use crate::config::{ClientConfig, SaslConfig};
+use std::time::Duration;
+
+use crate::client::{AuthStep, ClientOptions, ConnectionObserver, SaslAuthenticator, SaslFactory};
+use crate::config::{ClientConfig, ClientMetrics, SaslConfig};
 use crate::error::Error;
 use crate::transport::sasl::{SaslMechanism, SaslStep};
 use crate::transport::tls::build_client_config;
@@ -29,6 +31,7 @@ pub(crate) fn client_options(config: &ClientConfig) -> Result<ClientOptions, Err
     options.client_id = Some(config.get_client_id().to_owned());
     options.connect_timeout = config.get_connect_timeout();
     options.max_frame_size = config.get_max_frame_size();
+    options.observer = Some(Arc::new(config.get_metrics().clone()));
     let protocol = config.get_security_protocol();
     if protocol.uses_tls() {
         let tls = config.get_tls().ok_or(Error::InvalidConfiguration {
@@ -76,5 +79,40 @@ impl SaslAuthenticator for MechanismAdapter {
             Ok(SaslStep::Done(last)) => Ok(AuthStep::Done(last)),
             Err(e) => Err(e.to_string()),
         }
+    }
+}
+
+/// The client layer reports connections, requests and bytes; `ClientMetrics` counts them.
+impl ConnectionObserver for ClientMetrics {
+    fn connection_opened(&self) {
+        self.record_connection_opened();
+    }
+
+    fn connection_closed(&self) {
+        self.record_connection_closed();
+    }
+
+    fn request_completed(
+        &self,
+        api_key: i16,
+        latency: Duration,
+        bytes_out: usize,
+        bytes_in: usize,
+    ) {
+        self.record_request(api_key, latency);
+        self.record_bytes_out(bytes_out as u64);
+        self.record_bytes_in(bytes_in as u64);
+    }
+
+    fn request_failed(&self, api_key: i16) {
+        self.record_error(api_key);
+    }
+
+    fn retried(&self) {
+        self.record_retry();
+    }
+
+    fn reconnected(&self) {
+        self.record_reconnect();
     }
 }

@@ -273,8 +273,6 @@ impl Driver {
         let latency = now.saturating_duration_since(started);
         match result {
             Ok(response) => {
-                self.metrics
-                    .record_request(StreamsGroupHeartbeatRequest::API_KEY, latency);
                 self.member_metrics.record_heartbeat(latency, now);
                 let code = response.error_code;
                 let message = response.error_message.clone();
