@@ -93,6 +93,7 @@ scram_password=ksg-scram-secret
 admin_user=ksg-admin
 admin_password=ksg-admin-secret
 store_password=ksg-store-secret
+reauth_ms=4000
 
 log() { printf '[kafka.sh] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -269,6 +270,9 @@ EOF
       echo "listener.name.$l.scram-sha-512.sasl.jaas.config=$scram_jaas"
       echo "listener.name.$l.oauthbearer.sasl.jaas.config=$oauth_jaas"
     done
+    # KIP-368: a short session lifetime for PLAIN on SASL_PLAINTEXT only, so the live tests see
+    # re-authentication happen (the broker closes connections that do not renew in time).
+    echo "listener.name.sasl_plaintext.plain.connections.max.reauth.ms=$reauth_ms"
     echo "$ssl_common"
     # The SSL listener demands a client certificate (mutual TLS); SASL_SSL authenticates by SASL.
     echo "listener.name.ssl.ssl.client.auth=required"
@@ -336,6 +340,7 @@ KSG_BROKER_LOG=$(node_dir 1)/server.log
 KSG_BROKER_PID=$(node_pid 1)
 KSG_GROUP_HEARTBEAT_INTERVAL_MS=500
 KSG_GROUP_SESSION_TIMEOUT_MS=3000
+KSG_SASL_PLAINTEXT_PLAIN_REAUTH_MS=$reauth_ms
 # Per node (node n listens on KSG_PORT_BASE + 10*(n-1)); a killed node has an empty PID.
 KSG_NODES=$nodes
 EOF
