@@ -18,6 +18,8 @@
 #[path = "conformance/model.rs"]
 #[macro_use]
 mod model;
+#[path = "conformance/core.rs"]
+mod core_apis;
 #[path = "conformance/oracle.rs"]
 mod oracle;
 #[path = "conformance/streams.rs"]
@@ -365,6 +367,7 @@ fn conformance_against_kafka() {
         samples: Default::default(),
     };
 
+    core_apis::run(&mut run);
     streams::run(&mut run);
 
     for (kind, (n, example)) in &run.samples {
