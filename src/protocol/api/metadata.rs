@@ -155,7 +155,10 @@ impl Decodable for MetadataRequest {
         } else {
             Some(dec.array("Topics", flex, version)?)
         };
-        let mut r = MetadataRequest { topics, ..Default::default() };
+        let mut r = MetadataRequest {
+            topics,
+            ..Default::default()
+        };
         if version >= 4 {
             r.allow_auto_topic_creation = dec.bool("AllowAutoTopicCreation")?;
         }

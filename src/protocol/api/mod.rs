@@ -7,6 +7,7 @@
 //! otherwise, as in Kafka's generated code. Unknown tagged fields are skipped on decode.
 
 pub mod api_versions;
+pub mod create_topics;
 pub mod find_coordinator;
 pub mod metadata;
 pub mod sasl_authenticate;

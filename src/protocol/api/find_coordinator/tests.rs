@@ -22,7 +22,7 @@ fn resp_expected(m: &FindCoordinatorResponse, v: i16) -> Option<FindCoordinatorR
         if v < 1 {
             e.throttle_time_ms = 0;
         }
-        if v < 1 || v > 3 {
+        if !(1..=3).contains(&v) {
             e.error_message = None;
         }
         e
