@@ -1,11 +1,11 @@
 //! Field tables for the APIs of the `protocol-core` branch, from the schema files
-//! (ApiVersions, Metadata, FindCoordinator, SaslHandshake, SaslAuthenticate).
+//! (ApiVersions, Metadata, FindCoordinator, SaslHandshake, SaslAuthenticate, CreateTopics).
 
 use crate::model::{ANY, NEVER};
 use crate::Run;
 use kafka_streams_group::protocol::api::{
-    api_versions as av, find_coordinator as fc, metadata as md, sasl_authenticate as sa,
-    sasl_handshake as sh,
+    api_versions as av, create_topics as ct, find_coordinator as fc, metadata as md,
+    sasl_authenticate as sa, sasl_handshake as sh,
 };
 use kafka_streams_group::protocol::Uuid;
 
@@ -129,6 +129,49 @@ conf!(sa::SaslAuthenticateResponse {
     session_lifetime_ms: "sessionLifetimeMs" [1, ANY, NEVER] = 0,
 });
 
+// CreateTopics (19), 2-7, flexible 5+.
+conf!(ct::CreatableReplicaAssignment {
+    partition_index: "partitionIndex" [0, ANY, NEVER] = 0,
+    broker_ids: "brokerIds" [0, ANY, NEVER] = Vec::new(),
+});
+conf!(ct::CreatableTopicConfig {
+    name: "name" [0, ANY, NEVER] = String::new(),
+    value: "value" [0, ANY, 0] = None,
+});
+conf!(ct::CreatableTopic {
+    name: "name" [0, ANY, NEVER] = String::new(),
+    num_partitions: "numPartitions" [0, ANY, NEVER] = 0,
+    replication_factor: "replicationFactor" [0, ANY, NEVER] = 0,
+    assignments: "assignments" [0, ANY, NEVER] = Vec::new(),
+    configs: "configs" [0, ANY, NEVER] = Vec::new(),
+});
+conf!(ct::CreateTopicsRequest {
+    topics: "topics" [0, ANY, NEVER] = Vec::new(),
+    timeout_ms: "timeoutMs" [0, ANY, NEVER] = 60_000,
+    validate_only: "validateOnly" [1, ANY, NEVER] = false,
+});
+conf!(ct::CreatableTopicConfigs {
+    name: "name" [5, ANY, NEVER] = String::new(),
+    value: "value" [5, ANY, 5] = None,
+    read_only: "readOnly" [5, ANY, NEVER] = false,
+    config_source: "configSource" [5, ANY, NEVER] = -1,
+    is_sensitive: "isSensitive" [5, ANY, NEVER] = false,
+});
+conf!(ct::CreatableTopicResult {
+    name: "name" [0, ANY, NEVER] = String::new(),
+    topic_id: "topicId" [7, ANY, NEVER] = Uuid::ZERO,
+    error_code: "errorCode" [0, ANY, NEVER] = 0,
+    error_message: "errorMessage" [1, ANY, 0] = None,
+    topic_config_error_code: "topicConfigErrorCode" tagged [5, ANY, NEVER] = 0,
+    num_partitions: "numPartitions" [5, ANY, NEVER] = -1,
+    replication_factor: "replicationFactor" [5, ANY, NEVER] = -1,
+    configs: "configs" [5, ANY, 5] = Some(Vec::new()),
+});
+conf!(ct::CreateTopicsResponse {
+    throttle_time_ms: "throttleTimeMs" [2, ANY, NEVER] = 0,
+    topics: "topics" [0, ANY, NEVER] = Vec::new(),
+});
+
 /// Runs every core API, every version the crate implements.
 pub fn run(run: &mut Run) {
     run.pair::<av::ApiVersionsRequest, av::ApiVersionsResponse>(0..=5);
@@ -136,4 +179,5 @@ pub fn run(run: &mut Run) {
     run.pair::<fc::FindCoordinatorRequest, fc::FindCoordinatorResponse>(0..=6);
     run.pair::<sh::SaslHandshakeRequest, sh::SaslHandshakeResponse>(0..=1);
     run.pair::<sa::SaslAuthenticateRequest, sa::SaslAuthenticateResponse>(0..=2);
+    run.pair::<ct::CreateTopicsRequest, ct::CreateTopicsResponse>(2..=7);
 }
