@@ -13,6 +13,9 @@ use serde_json::{Map, Value};
 pub const NEVER: i16 = i16::MAX;
 /// Highest version of anything, for open-ended ranges (`"0+"`).
 pub const ANY: i16 = i16::MAX;
+/// Passed to [`Field::json`] instead of a version: write every field of every version, so that
+/// Kafka's converter (which reads whatever fields are present) rebuilds the exact value.
+pub const ALL_FIELDS: i16 = -1;
 
 /// SplitMix64: tiny, seedable, good enough to drive test data and fully reproducible.
 pub struct Rng(u64);
@@ -240,7 +243,8 @@ macro_rules! conf {
             fn json(&self, v: i16) -> serde_json::Value {
                 $crate::model::object(vec![
                     $(($json,
-                       ($vmin..=$vmax).contains(&v) $(&& { let _ = stringify!($tagged); self.$f != $def })?,
+                       v == $crate::model::ALL_FIELDS
+                           || (($vmin..=$vmax).contains(&v) $(&& { let _ = stringify!($tagged); self.$f != $def })?),
                        $crate::model::Field::json(&self.$f, v)),)*
                 ])
             }
