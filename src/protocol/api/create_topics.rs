@@ -294,7 +294,9 @@ impl Default for CreatableTopicResult {
             topic_config_error_code: 0,
             num_partitions: -1,
             replication_factor: -1,
-            configs: None,
+            // Kafka's schema gives `Configs` no null default, so a v2-4 response (which does
+            // not carry the field) decodes to an empty list there, not to null.
+            configs: Some(Vec::new()),
         }
     }
 }
