@@ -93,8 +93,6 @@ fn response_golden() {
         name: "t".into(),
         error_code: 36,
         error_message: Some("x".into()),
-        // Null (the golden v5 bytes below); ignorable, so v2-4 simply leave it out.
-        configs: None,
         ..Default::default()
     };
     let r = CreateTopicsResponse {
@@ -108,8 +106,16 @@ fn response_golden() {
             &[0, 0, 0, 0, 0, 0, 0, 1, 0, 1, b't', 0, 36, 0, 1, b'x'],
         );
     }
+    // v5+ carries Configs; null here (v2-4 have no such field and read it as []).
+    let r5 = CreateTopicsResponse {
+        throttle_time_ms: 0,
+        topics: vec![CreatableTopicResult {
+            configs: None,
+            ..t.clone()
+        }],
+    };
     golden(
-        &r,
+        &r5,
         5,
         &[
             0, 0, 0, 0, 2, 2, b't', 0, 36, 2, b'x', 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0,
