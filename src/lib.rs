@@ -41,6 +41,6 @@ pub use runtime::{
 };
 pub use streams::{
     CopartitionGroup, StreamsGroupSessionAssignment, StreamsGroupStatus, StreamsStatusCode,
-    StreamsTaskAssignment, StreamsTaskId, StreamsTaskRole, StreamsTaskRuntime,
+    StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole, StreamsTaskRuntime,
     StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo, UserEndpoint,
 };

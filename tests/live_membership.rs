@@ -385,3 +385,85 @@ fn the_heartbeat_thread_keeps_a_busy_member_stable() {
     );
     m.handle.close().expect("close");
 }
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn static_membership_works_on_4_4_and_fails_at_join_naming_the_version_before() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let group = common::unique_name("ksg-static");
+    let input = common::unique_name("ksg-in");
+    common::create_topic(&cluster, &input, 2);
+    let instance = common::unique_name("instance");
+    let config = || {
+        StreamsGroupConfig::new(cluster.plaintext(), &group, simple_topology(&input))
+            .instance_id(instance.clone())
+            .join_timeout(Duration::from_secs(30))
+    };
+    if cluster.kafka_version() < (4, 4, 0) {
+        let err = StreamsGroupSession::join(config()).expect_err("static membership needs 4.4");
+        let text = err.to_string();
+        eprintln!("Kafka {:?}: {text}", cluster.kafka_version());
+        assert!(text.contains("4.4") && text.contains(&instance), "{text}");
+        return;
+    }
+    // 4.4+: join, own both tasks, leave as a static member (epoch -2), then the same
+    // instance id comes back (any member id) and gets its tasks again.
+    let mut m = Member::join(config());
+    wait_for(&mut [&mut m], Duration::from_secs(30), "both tasks", |ms| {
+        ms[0].active().len() == 2
+    });
+    let first_member_id = m.handle.member_id();
+    m.handle.close().expect("static leave");
+    let mut again = Member::join(config());
+    wait_for(
+        &mut [&mut again],
+        Duration::from_secs(30),
+        "both tasks again",
+        |ms| ms[0].active().len() == 2,
+    );
+    assert_ne!(
+        again.handle.member_id(),
+        first_member_id,
+        "a new process, a new member id"
+    );
+    again.handle.close().expect("leave");
+}
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn task_offsets_reach_4_4_brokers_and_are_withheld_from_older_ones() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let group = common::unique_name("ksg-offsets");
+    let input = common::unique_name("ksg-in");
+    common::create_topic(&cluster, &input, 2);
+    let mut m = Member::join(StreamsGroupConfig::new(
+        cluster.plaintext(),
+        &group,
+        simple_topology(&input),
+    ));
+    wait_for(&mut [&mut m], Duration::from_secs(30), "both tasks", |ms| {
+        ms[0].active().len() == 2
+    });
+    let mut offsets = kafka_streams_group::StreamsTaskOffsets::new();
+    for t in m.active() {
+        offsets = offsets.offset(t.clone(), 42).end_offset(t, 100);
+    }
+    // A 4.2/4.3 broker answers INVALID_REQUEST to any task offsets, which would stop the
+    // member; a 4.4 broker accepts them. Either way the member must stay stable.
+    m.handle
+        .set_task_state_with_optional_offsets(m.runtime.owned_assignment(), Some(offsets))
+        .expect("set_task_state_with_optional_offsets");
+    for _ in 0..3 {
+        m.handle
+            .heartbeat_now()
+            .expect("heartbeat after reporting offsets");
+    }
+    assert!(
+        matches!(m.handle.state(), StreamsGroupState::Stable),
+        "{:?}",
+        m.handle.state()
+    );
+    m.handle.close().expect("leave");
+}

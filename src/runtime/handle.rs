@@ -13,8 +13,8 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 
 use crate::error::Error;
 use crate::streams::{
-    MembershipCommand, StreamsGroupSessionAssignment, StreamsTaskAssignment, StreamsTaskRuntime,
-    StreamsTaskTransition,
+    MembershipCommand, StreamsGroupSessionAssignment, StreamsTaskAssignment, StreamsTaskOffsets,
+    StreamsTaskRuntime, StreamsTaskTransition,
 };
 
 use super::driver::{copy_error, Driver};
@@ -26,7 +26,11 @@ use super::shared::{AssignmentSubscriber, Shared, StreamsGroupState};
 const MAX_IDLE: Duration = Duration::from_secs(1);
 
 enum Command {
-    SetTaskState(StreamsTaskAssignment, Sender<Result<(), Error>>),
+    SetTaskState(
+        StreamsTaskAssignment,
+        Option<StreamsTaskOffsets>,
+        Sender<Result<(), Error>>,
+    ),
     HeartbeatNow(Sender<Result<StreamsGroupSessionAssignment, Error>>),
     RequestShutdown(Sender<Result<(), Error>>),
     Close(Sender<Result<(), Error>>),
@@ -167,7 +171,21 @@ impl StreamsGroupSessionHandle {
     /// Reports the tasks the application owns now; blocks until the heartbeat thread applied
     /// it (the heartbeat carrying it is sent promptly, not after a full interval).
     pub fn set_task_state(&self, owned: StreamsTaskAssignment) -> Result<(), Error> {
-        self.call("set_task_state", |tx| Command::SetTaskState(owned, tx))
+        self.call("set_task_state", |tx| {
+            Command::SetTaskState(owned, None, tx)
+        })
+    }
+
+    /// Like [`set_task_state`](Self::set_task_state), and also reports the tasks' offset sums,
+    /// which Kafka 4.4+ brokers use for warm-up tasks (older brokers never receive them).
+    pub fn set_task_state_with_optional_offsets(
+        &self,
+        owned: StreamsTaskAssignment,
+        offsets: Option<StreamsTaskOffsets>,
+    ) -> Result<(), Error> {
+        self.call("set_task_state", |tx| {
+            Command::SetTaskState(owned, offsets, tx)
+        })
     }
 
     /// Sends a heartbeat as soon as allowed and blocks until the broker answered it; returns
@@ -269,9 +287,12 @@ fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>, c
         // costs one heartbeat, not one each.
         while let Some(command) = next.take() {
             match command {
-                Command::SetTaskState(tasks, reply) => {
-                    let r =
+                Command::SetTaskState(tasks, offsets, reply) => {
+                    let mut r =
                         driver.command(Instant::now(), MembershipCommand::TasksReconciled(tasks));
+                    if let (Ok(()), Some(o)) = (&r, offsets) {
+                        r = driver.command(Instant::now(), MembershipCommand::ReportTaskOffsets(o));
+                    }
                     let _ = reply.send(r);
                 }
                 Command::HeartbeatNow(reply) => {

@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 use crate::error::Error;
 use crate::streams::{
     LeaveOperation, MemberState, MembershipCommand, StreamsGroupSessionAssignment,
-    StreamsMembership, StreamsTaskAssignment, StreamsTaskRuntime, StreamsTaskTransition,
+    StreamsMembership, StreamsTaskAssignment, StreamsTaskOffsets, StreamsTaskRuntime,
+    StreamsTaskTransition,
 };
 
 use super::config::StreamsGroupConfig;
@@ -149,6 +150,23 @@ impl StreamsGroupSession {
         self.check_failed()?;
         self.driver
             .command(Instant::now(), MembershipCommand::TasksReconciled(owned))
+    }
+
+    /// Like [`StreamsGroupSession::set_task_state`], and also reports the tasks' offset sums
+    /// (`offsets`), which Kafka 4.4+ brokers use to place and promote warm-up tasks. Brokers
+    /// that do not accept offsets (4.2, 4.3) never receive them; the call still succeeds.
+    pub fn set_task_state_with_optional_offsets(
+        &mut self,
+        owned: StreamsTaskAssignment,
+        offsets: Option<StreamsTaskOffsets>,
+    ) -> Result<(), Error> {
+        self.set_task_state(owned)?;
+        match offsets {
+            Some(o) => self
+                .driver
+                .command(Instant::now(), MembershipCommand::ReportTaskOffsets(o)),
+            None => Ok(()),
+        }
     }
 
     /// Brings `runtime` to the current target assignment and reports the result as the owned

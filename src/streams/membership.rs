@@ -63,6 +63,7 @@ use super::assignment::{
     AssignmentDelta, AssignmentError, EndpointPartitionsDelta, MergeOutcome,
     StreamsGroupSessionAssignment, UserEndpoint,
 };
+use super::offsets::StreamsTaskOffsets;
 use super::task::{StreamsTaskAssignment, StreamsTaskError, StreamsTaskRole, WireTaskIds};
 use super::topology::{StreamsTopology, TopologyError};
 use crate::protocol::api::streams_group_heartbeat::{
@@ -339,6 +340,11 @@ pub enum MembershipCommand {
     /// The application now owns exactly these tasks (a task-state change). Sent in the next
     /// heartbeat, promptly.
     TasksReconciled(StreamsTaskAssignment),
+    /// The application's current task offset sums (changelog offsets per task) and end
+    /// offsets; sent to brokers that accept them (StreamsGroupHeartbeat v1, Kafka 4.4+) on the
+    /// join, when the owned tasks change, every `TaskOffsetIntervalMs`, or while a warm-up
+    /// task is within the acceptable recovery lag. Older brokers never receive them.
+    ReportTaskOffsets(StreamsTaskOffsets),
     /// Shorthand for `TasksReconciled(current target tasks)`.
     AcknowledgeTarget,
     /// Send a heartbeat as soon as allowed (not before the backoff, not while one is in flight).
@@ -453,6 +459,13 @@ pub struct StreamsMembership {
     acked: Option<(StreamsTaskAssignment, bool)>,
     /// Owned tasks as last sent; `None` forces sending them.
     last_sent_owned: Option<StreamsTaskAssignment>,
+    /// The application's latest task offset sums (v1 brokers only).
+    task_offsets: Option<StreamsTaskOffsets>,
+    /// Offsets and end offsets as last sent; `None` forces sending them when next evaluated.
+    last_sent_offsets: Option<Vec<wire::TaskOffset>>,
+    last_sent_end_offsets: Option<Vec<wire::TaskOffset>>,
+    /// When task offsets were last evaluated for sending (Java's `TaskOffsetIntervalMs` timer).
+    offsets_sent_at: Option<Instant>,
     shutdown_requested: bool,
     leave: Option<PendingLeave>,
     in_flight: VecDeque<InFlight>,
@@ -621,6 +634,10 @@ impl StreamsMembership {
             owned: StreamsTaskAssignment::new(),
             acked: None,
             last_sent_owned: None,
+            task_offsets: None,
+            last_sent_offsets: None,
+            last_sent_end_offsets: None,
+            offsets_sent_at: None,
             shutdown_requested: false,
             leave: None,
             in_flight: VecDeque::new(),
@@ -799,6 +816,13 @@ impl StreamsMembership {
                 let target = self.assignment.tasks.clone();
                 self.tasks_reconciled(target)?;
             }
+            MembershipCommand::ReportTaskOffsets(offsets) => {
+                // A hot warm-up task is reason to tell the broker promptly (it may promote it).
+                self.task_offsets = Some(offsets);
+                if self.api_version().unwrap_or(0) >= 1 && self.has_hot_warmup_task() {
+                    self.send_asap = true;
+                }
+            }
             MembershipCommand::HeartbeatNow => self.send_asap = true,
             MembershipCommand::RequestShutdownApplication => {
                 self.shutdown_requested = true;
@@ -812,7 +836,7 @@ impl StreamsMembership {
     fn start_joining(&mut self) {
         self.assignment.clear_tasks();
         self.acked = None;
-        self.last_sent_owned = None;
+        self.forget_last_sent();
         self.leave = None;
         self.reset_backoff();
         self.send_asap = true;
@@ -864,7 +888,7 @@ impl StreamsMembership {
         let tasks = std::mem::take(&mut self.owned);
         self.assignment.clear_tasks();
         self.acked = None;
-        self.last_sent_owned = None;
+        self.forget_last_sent();
         self.events
             .push_back(MembershipEvent::TasksLost { reason, tasks });
         self.events.push_back(MembershipEvent::AssignmentUpdated {
@@ -915,14 +939,14 @@ impl StreamsMembership {
         self.mark_in_flight_stale();
         self.leave = None;
         self.assignment.member_epoch = 0;
-        self.last_sent_owned = None;
+        self.forget_last_sent();
         self.set_state(MemberState::Left);
         self.events.push_back(MembershipEvent::Left { error });
     }
 
     fn lose_coordinator(&mut self, with_backoff: bool) {
         self.in_flight.clear();
-        self.last_sent_owned = None;
+        self.forget_last_sent();
         if self.coordinator.take().is_some() {
             self.events.push_back(MembershipEvent::CoordinatorLost);
         }
@@ -1033,7 +1057,7 @@ impl StreamsMembership {
         let req = if self.state == MemberState::Joining || self.assignment.member_epoch <= 0 {
             self.join_request(version)
         } else {
-            self.delta_request(version)
+            self.delta_request(version, now)
         };
         self.in_flight.push_back(InFlight::Heartbeat);
         self.last_send_at = Some(now);
@@ -1086,13 +1110,80 @@ impl StreamsMembership {
         req.warmup_tasks = Some(Vec::new());
         // As in Java, the join's empty lists are not "last sent": the first heartbeat after the
         // join reports the owned tasks.
-        self.last_sent_owned = None;
+        self.forget_last_sent();
+        if version >= 1 {
+            // The join carries the full current sums, which become "last sent".
+            if let Some(offsets) = &self.task_offsets {
+                req.task_offsets = Some(offsets.to_wire(false));
+                req.task_end_offsets = Some(offsets.to_wire(true));
+                self.last_sent_offsets = req.task_offsets.clone();
+                self.last_sent_end_offsets = req.task_end_offsets.clone();
+                self.offsets_sent_at = self.now;
+            }
+        }
         req
     }
 
-    fn delta_request(&mut self, version: i16) -> StreamsGroupHeartbeatRequest {
+    /// Java's rule (`StreamsGroupHeartbeatRequestManager`): offsets are evaluated when the
+    /// owned tasks change, when `TaskOffsetIntervalMs` has passed since the last evaluation,
+    /// or while a warm-up task is hot; each list is then sent only if it differs from the
+    /// last one sent.
+    fn add_task_offsets(
+        &mut self,
+        req: &mut StreamsGroupHeartbeatRequest,
+        owned_changed: bool,
+        now: Instant,
+    ) {
+        let Some(offsets) = &self.task_offsets else {
+            return;
+        };
+        let interval =
+            Duration::from_millis(u64::try_from(self.task_offset_interval_ms).unwrap_or(0));
+        let interval_due = !interval.is_zero()
+            && self
+                .offsets_sent_at
+                .is_none_or(|at| now.saturating_duration_since(at) >= interval);
+        if !(owned_changed || interval_due || self.has_hot_warmup_task()) {
+            return;
+        }
+        let sums = offsets.to_wire(false);
+        let ends = offsets.to_wire(true);
+        if self.last_sent_offsets.as_ref() != Some(&sums) {
+            req.task_offsets = Some(sums.clone());
+            self.last_sent_offsets = Some(sums);
+        }
+        if self.last_sent_end_offsets.as_ref() != Some(&ends) {
+            req.task_end_offsets = Some(ends.clone());
+            self.last_sent_end_offsets = Some(ends);
+        }
+        self.offsets_sent_at = Some(now);
+    }
+
+    /// A warm-up task whose lag (end offset minus offset) is within the broker's
+    /// `AcceptableRecoveryLag`.
+    fn has_hot_warmup_task(&self) -> bool {
+        let (Some(lag), Some(offsets)) = (self.acceptable_recovery_lag, &self.task_offsets) else {
+            return false;
+        };
+        self.owned
+            .tasks_with_role(StreamsTaskRole::Warmup)
+            .any(|task| offsets.lag(task).is_some_and(|l| l <= lag))
+    }
+
+    /// After any error (and on rejoin or leave) the next heartbeat re-sends everything.
+    fn forget_last_sent(&mut self) {
+        self.last_sent_owned = None;
+        self.last_sent_offsets = None;
+        self.last_sent_end_offsets = None;
+    }
+
+    fn delta_request(&mut self, version: i16, now: Instant) -> StreamsGroupHeartbeatRequest {
         let mut req = self.base_request(version, self.assignment.member_epoch);
-        if self.last_sent_owned.as_ref() != Some(&self.owned) {
+        let owned_changed = self.last_sent_owned.as_ref() != Some(&self.owned);
+        if version >= 1 {
+            self.add_task_offsets(&mut req, owned_changed, now);
+        }
+        if owned_changed {
             req.active_tasks = Some(to_wire_tasks(self.owned.to_wire(StreamsTaskRole::Active)));
             req.standby_tasks = Some(to_wire_tasks(self.owned.to_wire(StreamsTaskRole::Standby)));
             req.warmup_tasks = Some(if version >= 1 {
@@ -1143,7 +1234,7 @@ impl StreamsMembership {
     }
 
     fn handle_error_response(&mut self, error: BrokerErrorKind, message: Option<String>) {
-        self.last_sent_owned = None;
+        self.forget_last_sent();
         match error {
             BrokerErrorKind::NotCoordinator | BrokerErrorKind::CoordinatorNotAvailable => {
                 self.lose_coordinator(false);
@@ -1250,7 +1341,7 @@ impl StreamsMembership {
             return;
         }
         self.in_flight.clear();
-        self.last_sent_owned = None;
+        self.forget_last_sent();
         match failure {
             HeartbeatFailure::Disconnected(_) | HeartbeatFailure::TimedOut => {
                 self.lose_coordinator(true);

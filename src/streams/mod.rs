@@ -5,6 +5,7 @@
 
 pub mod assignment;
 pub mod membership;
+pub mod offsets;
 pub mod runtime;
 pub mod task;
 pub mod topology;
@@ -17,6 +18,7 @@ pub use membership::{
     HeartbeatFailure, LeaveOperation, MemberState, MembershipCommand, MembershipConfig,
     MembershipError, MembershipEvent, RetryBackoff, StreamsMembership, TasksLostReason,
 };
+pub use offsets::StreamsTaskOffsets;
 pub use runtime::StreamsTaskRuntime;
 pub use task::{
     StreamsTaskAssignment, StreamsTaskError, StreamsTaskId, StreamsTaskRole, StreamsTaskTransition,
