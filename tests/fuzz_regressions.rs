@@ -89,6 +89,25 @@ fn replay_seeds_and_regressions() {
     assert!(failures.is_empty(), "fuzz inputs that fail: {failures:#?}");
 }
 
+/// Known, unfixed findings (see `fuzz/known-bugs/README.md`): fails while any still fails.
+#[test]
+#[ignore = "known bugs in the codec; see fuzz/known-bugs/README.md"]
+fn known_bugs_are_fixed() {
+    let mut still_failing = Vec::new();
+    for (name, check) in harness::TARGETS {
+        for file in inputs("known-bugs", name) {
+            let data = std::fs::read(&file).expect("readable input file");
+            if catch_unwind(AssertUnwindSafe(|| check(&data))).is_err() {
+                still_failing.push(file.display().to_string());
+            }
+        }
+    }
+    assert!(
+        still_failing.is_empty(),
+        "still failing: {still_failing:#?}"
+    );
+}
+
 #[test]
 fn an_unknown_target_name_is_not_registered() {
     // The fuzz binaries look their check up by name; a typo must not silently fuzz nothing.
