@@ -188,6 +188,7 @@ pub struct TaggedField {
 /// A Kafka UUID (16 raw bytes), displayed like Kafka's `Uuid.toString()`: URL-safe base64
 /// without padding, 22 characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+#[cfg_attr(test, derive(proptest_derive::Arbitrary))]
 pub struct Uuid(pub [u8; 16]);
 
 impl Uuid {
@@ -581,6 +582,151 @@ impl<'a> Encoder<'a> {
         self.buf.copy_within(start..end, start + n);
         self.buf[start..start + n].copy_from_slice(&tmp[..n]);
         Ok(())
+    }
+
+    // ---- version-dependent helpers: `compact` is "this message version is flexible". ----
+
+    /// Writes a non-null string, compact or classic.
+    pub fn string_as(
+        &mut self,
+        field: &'static str,
+        s: &str,
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        if compact {
+            self.compact_string(field, s)
+        } else {
+            self.string(field, s)
+        }
+    }
+
+    /// Writes a nullable string, compact or classic.
+    pub fn nullable_string_as(
+        &mut self,
+        field: &'static str,
+        s: Option<&str>,
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        if compact {
+            self.compact_nullable_string(field, s)
+        } else {
+            self.nullable_string(field, s)
+        }
+    }
+
+    /// Writes non-null bytes, compact or classic.
+    pub fn bytes_as(
+        &mut self,
+        field: &'static str,
+        b: &[u8],
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        if compact {
+            self.compact_bytes(field, b)
+        } else {
+            self.bytes(field, b)
+        }
+    }
+
+    /// Writes nullable bytes, compact or classic.
+    pub fn nullable_bytes_as(
+        &mut self,
+        field: &'static str,
+        b: Option<&[u8]>,
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        if compact {
+            self.compact_nullable_bytes(field, b)
+        } else {
+            self.nullable_bytes(field, b)
+        }
+    }
+
+    /// Writes a non-null array count, compact or classic.
+    pub fn array_len_as(
+        &mut self,
+        field: &'static str,
+        n: usize,
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        if compact {
+            self.compact_array_len(field, n)
+        } else {
+            self.array_len(field, n)
+        }
+    }
+
+    /// Writes a nullable array count, compact or classic.
+    pub fn nullable_array_len_as(
+        &mut self,
+        field: &'static str,
+        n: Option<usize>,
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        if compact {
+            self.compact_nullable_array_len(field, n)
+        } else {
+            self.nullable_array_len(field, n)
+        }
+    }
+
+    /// Writes an array of structs (count, then each element at `version`).
+    pub fn array<T: Encodable>(
+        &mut self,
+        field: &'static str,
+        items: &[T],
+        compact: bool,
+        version: i16,
+    ) -> Result<(), EncodeError> {
+        self.array_len_as(field, items.len(), compact)?;
+        items.iter().try_for_each(|t| t.encode(self, version))
+    }
+
+    /// Writes a nullable array of structs.
+    pub fn nullable_array<T: Encodable>(
+        &mut self,
+        field: &'static str,
+        items: Option<&[T]>,
+        compact: bool,
+        version: i16,
+    ) -> Result<(), EncodeError> {
+        self.nullable_array_len_as(field, items.map(<[T]>::len), compact)?;
+        items
+            .unwrap_or_default()
+            .iter()
+            .try_for_each(|t| t.encode(self, version))
+    }
+
+    /// Writes an `[]int32` array.
+    pub fn i32_array(
+        &mut self,
+        field: &'static str,
+        items: &[i32],
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        self.array_len_as(field, items.len(), compact)?;
+        items.iter().for_each(|&v| self.i32(v));
+        Ok(())
+    }
+
+    /// Writes a `[]string` array of non-null strings.
+    pub fn string_array(
+        &mut self,
+        field: &'static str,
+        items: &[String],
+        compact: bool,
+    ) -> Result<(), EncodeError> {
+        self.array_len_as(field, items.len(), compact)?;
+        items
+            .iter()
+            .try_for_each(|s| self.string_as(field, s, compact))
+    }
+
+    /// Ends a struct: writes an empty tagged-field section in flexible versions, nothing otherwise.
+    pub fn end_struct(&mut self, flexible: bool) {
+        if flexible {
+            self.empty_tagged_fields();
+        }
     }
 }
 
@@ -1018,6 +1164,165 @@ impl<'a> Decoder<'a> {
         }
         Ok(v)
     }
+
+    // ---- version-dependent helpers: `compact` is "this message version is flexible". ----
+
+    /// Reads a non-null string, compact or classic.
+    pub fn string_as(&mut self, field: &'static str, compact: bool) -> Result<String, DecodeError> {
+        if compact {
+            self.compact_string(field)
+        } else {
+            self.string(field)
+        }
+    }
+
+    /// Reads a nullable string, compact or classic.
+    pub fn nullable_string_as(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+    ) -> Result<Option<String>, DecodeError> {
+        if compact {
+            self.compact_nullable_string(field)
+        } else {
+            self.nullable_string(field)
+        }
+    }
+
+    /// Reads non-null bytes, compact or classic.
+    pub fn bytes_as(&mut self, field: &'static str, compact: bool) -> Result<Vec<u8>, DecodeError> {
+        if compact {
+            self.compact_bytes(field)
+        } else {
+            self.bytes(field)
+        }
+    }
+
+    /// Reads nullable bytes, compact or classic.
+    pub fn nullable_bytes_as(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+    ) -> Result<Option<Vec<u8>>, DecodeError> {
+        if compact {
+            self.compact_nullable_bytes(field)
+        } else {
+            self.nullable_bytes(field)
+        }
+    }
+
+    /// Reads a non-null array count, compact or classic (bounded by the remaining bytes).
+    pub fn array_len_as(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+    ) -> Result<usize, DecodeError> {
+        if compact {
+            self.compact_array_len(field)
+        } else {
+            self.array_len(field)
+        }
+    }
+
+    /// Reads a nullable array count, compact or classic (bounded by the remaining bytes).
+    pub fn nullable_array_len_as(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+    ) -> Result<Option<usize>, DecodeError> {
+        if compact {
+            self.compact_nullable_array_len(field)
+        } else {
+            self.nullable_array_len(field)
+        }
+    }
+
+    /// Reads a non-null array of structs at `version`.
+    pub fn array<T: Decodable>(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+        version: i16,
+    ) -> Result<Vec<T>, DecodeError> {
+        let n = self.array_len_as(field, compact)?;
+        self.array_of(n, |d| T::decode(d, version))
+    }
+
+    /// Reads a nullable array of structs at `version`.
+    pub fn nullable_array<T: Decodable>(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+        version: i16,
+    ) -> Result<Option<Vec<T>>, DecodeError> {
+        match self.nullable_array_len_as(field, compact)? {
+            None => Ok(None),
+            Some(n) => self.array_of(n, |d| T::decode(d, version)).map(Some),
+        }
+    }
+
+    /// Reads a non-null `[]int32` array.
+    pub fn i32_array(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+    ) -> Result<Vec<i32>, DecodeError> {
+        let n = self.array_len_as(field, compact)?;
+        self.array_of(n, |d| d.i32(field))
+    }
+
+    /// Reads a non-null `[]string` array of non-null strings.
+    pub fn string_array(
+        &mut self,
+        field: &'static str,
+        compact: bool,
+    ) -> Result<Vec<String>, DecodeError> {
+        let n = self.array_len_as(field, compact)?;
+        self.array_of(n, |d| d.string_as(field, compact))
+    }
+
+    /// Ends a struct: skips its tagged-field section in flexible versions, nothing otherwise.
+    pub fn end_struct(&mut self, flexible: bool) -> Result<(), DecodeError> {
+        if flexible {
+            self.skip_tagged_fields()
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Fails with [`EncodeError::FieldNotInVersion`] unless `is_default`; used for non-ignorable
+/// fields that the chosen version cannot carry (Kafka raises `UnsupportedVersionException`).
+pub fn ensure_default(
+    is_default: bool,
+    api: &'static str,
+    version: i16,
+    field: &'static str,
+) -> Result<(), EncodeError> {
+    if is_default {
+        Ok(())
+    } else {
+        Err(EncodeError::FieldNotInVersion {
+            api,
+            version,
+            field,
+        })
+    }
+}
+
+/// Returns the value or [`EncodeError::NullNotAllowed`], for fields that are nullable only in
+/// some versions.
+pub fn non_null<T>(
+    v: Option<T>,
+    api: &'static str,
+    version: i16,
+    field: &'static str,
+) -> Result<T, EncodeError> {
+    v.ok_or(EncodeError::NullNotAllowed {
+        api,
+        version,
+        field,
+    })
 }
 
 /// A value that can be written in a given message version.
