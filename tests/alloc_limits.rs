@@ -23,6 +23,16 @@
 
 use std::fmt::Debug;
 
+use kafka_streams_group::protocol::api::api_versions::{ApiVersion, ApiVersionsResponse};
+use kafka_streams_group::protocol::api::create_topics::{
+    CreatableTopicResult, CreateTopicsResponse,
+};
+use kafka_streams_group::protocol::api::find_coordinator::{Coordinator, FindCoordinatorResponse};
+use kafka_streams_group::protocol::api::metadata::{
+    MetadataResponse, MetadataResponseBroker, MetadataResponseTopic,
+};
+use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
+use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
     DescribedGroup, StreamsGroupDescribeResponse,
 };
@@ -56,15 +66,22 @@ const COMPACT_2_POW_31: [u8; 5] = [0x81, 0x80, 0x80, 0x80, 0x08];
 const COMPACT_MAX: [u8; 5] = [0xff, 0xff, 0xff, 0xff, 0x0f];
 /// Classic (non-flexible) array/bytes count: i32::MAX = 2^31 - 1.
 const CLASSIC_I32_MAX: [u8; 4] = [0x7f, 0xff, 0xff, 0xff];
+/// Classic array/bytes count: i32::MIN (negative but not the null marker).
+const CLASSIC_I32_MIN: [u8; 4] = [0x80, 0, 0, 0];
+/// Classic string length: i16::MAX (the most an int16 length can claim).
+const CLASSIC_I16_MAX: [u8; 2] = [0x7f, 0xff];
+/// Classic string length: i16::MIN.
+const CLASSIC_I16_MIN: [u8; 2] = [0x80, 0];
 
 fn encode<M: ApiMessage>(m: &M, version: i16) -> Vec<u8> {
     let mut buf = Vec::new();
-    encode_message(&mut buf, m, version).expect("test message encodes");
+    if let Err(e) = encode_message(&mut buf, m, version) {
+        panic!("{} v{version}: test message does not encode: {e}", M::NAME);
+    }
     buf
 }
 
-/// Index of the first byte where `a` and `b` differ: used to locate a length field by encoding
-/// the same message twice with only that field changed (e.g. null vs empty array).
+/// Index of the first byte where `a` and `b` differ.
 fn first_difference(a: &[u8], b: &[u8]) -> usize {
     a.iter()
         .zip(b)
@@ -72,20 +89,81 @@ fn first_difference(a: &[u8], b: &[u8]) -> usize {
         .expect("encodings differ")
 }
 
-/// A hostile length aimed at a known field.
+/// What kind of length a field has.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// A string: int16 length in classic versions.
+    Str,
+    /// An array or byte string: int32 length in classic versions.
+    Arr,
+}
+
+/// A field to attack: `base` and `changed` differ only in that field's length, by a small amount
+/// (e.g. `""` vs `"a"`, one element vs none), so their encodings first differ in the length's
+/// last byte.
+struct Case<M> {
+    field: &'static str,
+    kind: Kind,
+    base: M,
+    changed: M,
+}
+
+fn case<M>(field: &'static str, kind: Kind, base: &M, changed: M) -> Case<M>
+where
+    M: Clone,
+{
+    Case {
+        field,
+        kind,
+        base: base.clone(),
+        changed,
+    }
+}
+
+/// A hostile length aimed at a located field.
 struct Targeted {
     /// Encoding of a valid message.
     valid: Vec<u8>,
-    /// Offset of the (one-byte) length field inside `valid`.
+    /// Offset of the length field inside `valid`.
     at: usize,
+    /// Its width in bytes (1 for a small compact length, 2 or 4 for classic ones).
+    width: usize,
     /// Schema field name the decoder must name in its error.
     field: &'static str,
+    kind: Kind,
+}
+
+impl<M: ApiMessage> Case<M> {
+    fn locate(&self, version: i16) -> Targeted {
+        let valid = encode(&self.base, version);
+        let last = first_difference(&valid, &encode(&self.changed, version));
+        let width = match (M::is_flexible(version), self.kind) {
+            (true, _) => 1,
+            (false, Kind::Str) => 2,
+            (false, Kind::Arr) => 4,
+        };
+        Targeted {
+            valid,
+            at: last + 1 - width,
+            width,
+            field: self.field,
+            kind: self.kind,
+        }
+    }
+}
+
+fn hostiles(flexible: bool, kind: Kind) -> Vec<&'static [u8]> {
+    match (flexible, kind) {
+        (true, _) => vec![&COMPACT_2_POW_31, &COMPACT_MAX],
+        (false, Kind::Str) => vec![&CLASSIC_I16_MAX, &CLASSIC_I16_MIN],
+        (false, Kind::Arr) => vec![&CLASSIC_I32_MAX, &CLASSIC_I32_MIN],
+    }
 }
 
 #[derive(Default)]
 struct Report {
-    /// Assert total allocation < 2 x input everywhere (the ignored test) instead of the
-    /// properties the current codec meets.
+    /// Assert total allocation < 2 x input (the ignored test) on top of the properties the
+    /// current codec meets.
     strict: bool,
     failures: Vec<String>,
     cases: usize,
@@ -116,12 +194,13 @@ impl Report {
     }
 }
 
-/// Splices `hostile` over the one-byte length at `t.at`, keeps at most 8 following bytes, and
-/// decodes: the result must be `InvalidLength` naming `t.field`, within the allocation bound.
+/// Splices `hostile` over the length at `t.at`, keeps at most 8 following bytes, and decodes:
+/// the result must be `InvalidLength` naming `t.field`, and the claim must cost (almost)
+/// nothing beyond the honest length.
 fn targeted<M: ApiMessage + Debug>(r: &mut Report, version: i16, t: &Targeted, hostile: &[u8]) {
     let mut input = t.valid[..t.at].to_vec();
     input.extend_from_slice(hostile);
-    let tail = &t.valid[t.at + 1..];
+    let tail = &t.valid[t.at + t.width..];
     input.extend_from_slice(&tail[..tail.len().min(8)]);
     let what = format!("{} v{version} {} = {hostile:02x?}", M::NAME, t.field);
     let (res, _, bytes) = allocations(|| decode_message::<M>(&input, version).map(|_| ()));
@@ -134,7 +213,7 @@ fn targeted<M: ApiMessage + Debug>(r: &mut Report, version: i16, t: &Targeted, h
         )),
     }
     // The same tiny frame with the honest length: what decoding the prefix legitimately costs.
-    let honest = &t.valid[..(t.at + 1 + 8).min(t.valid.len())];
+    let honest = &t.valid[..(t.at + t.width + 8).min(t.valid.len())];
     let (_, _, honest_bytes) = allocations(|| decode_message::<M>(honest, version).map(|_| ()));
     let excess = bytes.saturating_sub(honest_bytes);
     if excess >= 2 * input.len() as u64 {
@@ -149,38 +228,44 @@ fn targeted<M: ApiMessage + Debug>(r: &mut Report, version: i16, t: &Targeted, h
 
 /// A count that is plausible against the remaining bytes (`count` = the number of zero bytes
 /// that follow) but not against the element size: each element needs several bytes, and the
-/// zeros make the first element fail. Only checked in strict mode (see the module docs).
+/// zeros make decoding fail early. Only asserted in strict mode (see the module docs).
 fn plausible_count<M: ApiMessage + Debug>(r: &mut Report, version: i16, t: &Targeted) {
     const N: u32 = 4096;
     let mut input = t.valid[..t.at].to_vec();
-    let mut n = N + 1; // compact: N + 1 as an unsigned varint
-    while n >= 0x80 {
-        input.push((n as u8) | 0x80);
-        n >>= 7;
+    if M::is_flexible(version) {
+        let mut n = N + 1; // compact: N + 1 as an unsigned varint
+        while n >= 0x80 {
+            input.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        input.push(n as u8);
+    } else {
+        input.extend_from_slice(&(N as i32).to_be_bytes());
     }
-    input.push(n as u8);
     input.resize(input.len() + N as usize, 0);
     let what = format!(
         "{} v{version} {} = {N} over {N} zero bytes",
         M::NAME,
         t.field
     );
-    let (res, _, bytes) = allocations(|| decode_message::<M>(&input, version).map(|_| ()));
-    if res.is_ok() {
-        r.fail(format!("{what}: unexpectedly decoded"));
-    }
+    let (_, _, bytes) = allocations(|| decode_message::<M>(&input, version).map(|_| ()));
     r.total(&what, input.len(), bytes, true);
 }
 
 /// Puts each hostile length at EVERY offset of a valid encoding (followed by at most 8 of the
-/// bytes that came after), so every length field of the message — nested ones included — is hit
-/// without having to know where it is. Whatever the outcome, it must not panic and must stay
-/// within the allocation bound. Returns how many of the attempts were rejected as
-/// `InvalidLength`.
-fn sweep<M: ApiMessage + Debug>(r: &mut Report, version: i16, valid: &[u8], hostiles: &[&[u8]]) {
+/// bytes that came after), so every length field of the message — nested and tagged ones
+/// included — is hit without having to know where it is. Whatever the outcome, it must not
+/// panic and must not allocate anything that could scale with the claim.
+fn sweep<M: ApiMessage + Debug>(r: &mut Report, version: i16, valid: &[u8]) {
+    let flexible = M::is_flexible(version);
+    let claims: Vec<&[u8]> = if flexible {
+        vec![&COMPACT_2_POW_31, &COMPACT_MAX]
+    } else {
+        vec![&CLASSIC_I32_MAX, &CLASSIC_I32_MIN]
+    };
     let before = r.invalid_length_errors;
     for at in 0..valid.len() {
-        for hostile in hostiles {
+        for hostile in &claims {
             let mut input = valid[..at].to_vec();
             input.extend_from_slice(hostile);
             let tail = &valid[(at + hostile.len()).min(valid.len())..];
@@ -206,140 +291,259 @@ fn sweep<M: ApiMessage + Debug>(r: &mut Report, version: i16, valid: &[u8], host
     }
 }
 
-fn flexible_hostiles() -> [&'static [u8]; 2] {
-    [&COMPACT_2_POW_31, &COMPACT_MAX]
-}
-
-fn heartbeat_response_cases(r: &mut Report) {
-    for v in 0..=1 {
-        let base = StreamsGroupHeartbeatResponse {
-            member_id: "m".into(),
-            member_epoch: 3,
-            status: Some(vec![Status {
-                status_code: 5,
-                status_detail: "delayed".into(),
-            }]),
-            active_tasks: Some(vec![TaskIds {
-                subtopology_id: "0".into(),
-                partitions: vec![0, 1, 2],
-            }]),
-            ..StreamsGroupHeartbeatResponse::default()
-        };
-        let valid = encode(&base, v);
-        // Locate length fields by changing only them.
-        let no_status = StreamsGroupHeartbeatResponse {
-            status: None,
-            ..base.clone()
-        };
-        let empty_member = StreamsGroupHeartbeatResponse {
-            member_id: String::new(),
-            ..base.clone()
-        };
-        let with_message = StreamsGroupHeartbeatResponse {
-            error_message: Some(String::new()),
-            ..base.clone()
-        };
-        let cases = [
-            Targeted {
-                at: first_difference(&valid, &encode(&no_status, v)),
-                valid: valid.clone(),
-                field: "Status",
-            },
-            Targeted {
-                at: first_difference(&valid, &encode(&empty_member, v)),
-                valid: valid.clone(),
-                field: "MemberId",
-            },
-            Targeted {
-                at: first_difference(&valid, &encode(&with_message, v)),
-                valid: valid.clone(),
-                field: "ErrorMessage",
-            },
-        ];
-        for t in &cases {
-            for h in flexible_hostiles() {
-                targeted::<StreamsGroupHeartbeatResponse>(r, v, t, h);
+/// Runs the targeted claims, the plausible counts (arrays) and the sweep for every version.
+fn attack<M: ApiMessage + Debug>(r: &mut Report, cases: impl Fn(i16) -> Vec<Case<M>>) {
+    for v in M::MIN_VERSION..=M::MAX_VERSION {
+        let cases = cases(v);
+        assert!(!cases.is_empty(), "{} v{v}: no cases", M::NAME);
+        for c in &cases {
+            let t = c.locate(v);
+            for h in hostiles(M::is_flexible(v), t.kind) {
+                targeted::<M>(r, v, &t, h);
+            }
+            if t.kind == Kind::Arr {
+                plausible_count::<M>(r, v, &t);
             }
         }
-        plausible_count::<StreamsGroupHeartbeatResponse>(r, v, &cases[0]);
-        sweep::<StreamsGroupHeartbeatResponse>(r, v, &valid, &flexible_hostiles());
+        sweep::<M>(r, v, &encode(&cases[0].base, v));
     }
 }
 
-fn describe_response_cases(r: &mut Report) {
-    for v in 0..=1 {
-        let group = DescribedGroup {
-            group_id: "app".into(),
-            group_state: "Stable".into(),
-            ..DescribedGroup::default()
-        };
-        let base = StreamsGroupDescribeResponse {
-            throttle_time_ms: 0,
-            groups: vec![group.clone()],
-        };
-        let valid = encode(&base, v);
-        let no_groups = StreamsGroupDescribeResponse {
-            groups: Vec::new(),
-            ..base.clone()
-        };
-        let empty_id = StreamsGroupDescribeResponse {
-            groups: vec![DescribedGroup {
-                group_id: String::new(),
-                ..group
-            }],
-            ..base.clone()
-        };
-        let cases = [
-            Targeted {
-                at: first_difference(&valid, &encode(&no_groups, v)),
-                valid: valid.clone(),
-                field: "Groups",
-            },
-            Targeted {
-                at: first_difference(&valid, &encode(&empty_id, v)),
-                valid: valid.clone(),
-                field: "GroupId",
-            },
-        ];
-        for t in &cases {
-            for h in flexible_hostiles() {
-                targeted::<StreamsGroupDescribeResponse>(r, v, t, h);
-            }
-        }
-        plausible_count::<StreamsGroupDescribeResponse>(r, v, &cases[0]);
-        sweep::<StreamsGroupDescribeResponse>(r, v, &valid, &flexible_hostiles());
-    }
+// ---------------------------------------------------------------------------------------------
+// The cases, one function per message type.
+
+fn heartbeat_response(_v: i16) -> Vec<Case<StreamsGroupHeartbeatResponse>> {
+    let base = StreamsGroupHeartbeatResponse {
+        member_id: "m".into(),
+        member_epoch: 3,
+        error_message: Some("e".into()),
+        status: Some(vec![Status {
+            status_code: 5,
+            status_detail: "delayed".into(),
+        }]),
+        active_tasks: Some(vec![TaskIds {
+            subtopology_id: "0".into(),
+            partitions: vec![0, 1, 2],
+        }]),
+        ..StreamsGroupHeartbeatResponse::default()
+    };
+    vec![
+        case("Status", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.status = Some(Vec::new());
+            m
+        }),
+        case("MemberId", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.member_id = String::new();
+            m
+        }),
+        case("ErrorMessage", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.error_message = Some(String::new());
+            m
+        }),
+    ]
+}
+
+fn describe_response(_v: i16) -> Vec<Case<StreamsGroupDescribeResponse>> {
+    let group = DescribedGroup {
+        group_id: "app".into(),
+        group_state: "Stable".into(),
+        ..DescribedGroup::default()
+    };
+    let base = StreamsGroupDescribeResponse {
+        throttle_time_ms: 0,
+        groups: vec![group],
+    };
+    vec![
+        case("Groups", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.groups.clear();
+            m
+        }),
+        case("GroupId", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.groups[0].group_id = "ap".into();
+            m
+        }),
+    ]
 }
 
 /// The mock broker decodes heartbeat requests, so they get the same treatment.
-fn heartbeat_request_cases(r: &mut Report) {
-    for v in 0..=1 {
-        let base = StreamsGroupHeartbeatRequest {
-            group_id: "app".into(),
-            member_id: "m".into(),
-            member_epoch: 4,
-            active_tasks: Some(vec![TaskIds {
-                subtopology_id: "0".into(),
-                partitions: vec![0],
-            }]),
-            ..StreamsGroupHeartbeatRequest::default()
+fn heartbeat_request(_v: i16) -> Vec<Case<StreamsGroupHeartbeatRequest>> {
+    let base = StreamsGroupHeartbeatRequest {
+        group_id: "app".into(),
+        member_id: "m".into(),
+        member_epoch: 4,
+        active_tasks: Some(vec![TaskIds {
+            subtopology_id: "0".into(),
+            partitions: vec![0],
+        }]),
+        ..StreamsGroupHeartbeatRequest::default()
+    };
+    vec![
+        case("ActiveTasks", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.active_tasks = Some(Vec::new());
+            m
+        }),
+        case("GroupId", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.group_id = "ap".into();
+            m
+        }),
+    ]
+}
+
+fn api_versions_response(_v: i16) -> Vec<Case<ApiVersionsResponse>> {
+    let base = ApiVersionsResponse {
+        api_keys: vec![ApiVersion {
+            api_key: 18,
+            min_version: 0,
+            max_version: 4,
+        }],
+        ..ApiVersionsResponse::default()
+    };
+    vec![case("ApiKeys", Kind::Arr, &base, {
+        let mut m = base.clone();
+        m.api_keys.clear();
+        m
+    })]
+}
+
+fn metadata_response(_v: i16) -> Vec<Case<MetadataResponse>> {
+    let base = MetadataResponse {
+        brokers: vec![MetadataResponseBroker {
+            node_id: 1,
+            host: "h".into(),
+            port: 9092,
+            rack: None,
+        }],
+        topics: vec![MetadataResponseTopic {
+            name: Some("t".into()),
+            ..MetadataResponseTopic::default()
+        }],
+        ..MetadataResponse::default()
+    };
+    vec![
+        case("Brokers", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.brokers.clear();
+            m
+        }),
+        case("Host", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.brokers[0].host = String::new();
+            m
+        }),
+        case("Topics", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.topics.clear();
+            m
+        }),
+    ]
+}
+
+fn find_coordinator_response(v: i16) -> Vec<Case<FindCoordinatorResponse>> {
+    if v < 4 {
+        let base = FindCoordinatorResponse {
+            node_id: 1,
+            host: "h".into(),
+            port: 9092,
+            ..FindCoordinatorResponse::default()
         };
-        let valid = encode(&base, v);
-        let no_active = StreamsGroupHeartbeatRequest {
-            active_tasks: None,
-            ..base.clone()
+        vec![case("Host", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.host = String::new();
+            m
+        })]
+    } else {
+        let base = FindCoordinatorResponse {
+            coordinators: vec![Coordinator {
+                key: "app".into(),
+                node_id: 1,
+                host: "h".into(),
+                port: 9092,
+                ..Coordinator::default()
+            }],
+            ..FindCoordinatorResponse::default()
         };
-        let t = Targeted {
-            at: first_difference(&valid, &encode(&no_active, v)),
-            valid: valid.clone(),
-            field: "ActiveTasks",
-        };
-        for h in flexible_hostiles() {
-            targeted::<StreamsGroupHeartbeatRequest>(r, v, &t, h);
-        }
-        plausible_count::<StreamsGroupHeartbeatRequest>(r, v, &t);
-        sweep::<StreamsGroupHeartbeatRequest>(r, v, &valid, &flexible_hostiles());
+        vec![
+            case("Coordinators", Kind::Arr, &base, {
+                let mut m = base.clone();
+                m.coordinators.clear();
+                m
+            }),
+            case("Key", Kind::Str, &base, {
+                let mut m = base.clone();
+                m.coordinators[0].key = "ap".into();
+                m
+            }),
+        ]
     }
+}
+
+fn sasl_handshake_response(_v: i16) -> Vec<Case<SaslHandshakeResponse>> {
+    let base = SaslHandshakeResponse {
+        error_code: 0,
+        mechanisms: vec!["PLAIN".into()],
+    };
+    vec![
+        case("Mechanisms", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.mechanisms.clear();
+            m
+        }),
+        case("Mechanisms", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.mechanisms[0] = "PLAI".into();
+            m
+        }),
+    ]
+}
+
+fn sasl_authenticate_response(_v: i16) -> Vec<Case<SaslAuthenticateResponse>> {
+    let base = SaslAuthenticateResponse {
+        error_code: 0,
+        error_message: Some("e".into()),
+        auth_bytes: b"r=abc".to_vec(),
+        session_lifetime_ms: 0,
+    };
+    vec![
+        case("AuthBytes", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.auth_bytes.pop();
+            m
+        }),
+        case("ErrorMessage", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.error_message = Some(String::new());
+            m
+        }),
+    ]
+}
+
+fn create_topics_response(_v: i16) -> Vec<Case<CreateTopicsResponse>> {
+    let base = CreateTopicsResponse {
+        throttle_time_ms: 0,
+        topics: vec![CreatableTopicResult {
+            name: "t".into(),
+            ..CreatableTopicResult::default()
+        }],
+    };
+    vec![
+        case("Topics", Kind::Arr, &base, {
+            let mut m = base.clone();
+            m.topics.clear();
+            m
+        }),
+        case("Name", Kind::Str, &base, {
+            let mut m = base.clone();
+            m.topics[0].name = String::new();
+            m
+        }),
+    ]
 }
 
 /// (b): a steady-state heartbeat encoded into a reused buffer makes no heap allocation.
@@ -410,9 +614,15 @@ fn run(strict: bool) {
     };
     counter_is_live(&mut r);
     steady_state_heartbeat_encode(&mut r);
-    heartbeat_response_cases(&mut r);
-    describe_response_cases(&mut r);
-    heartbeat_request_cases(&mut r);
+    attack(&mut r, heartbeat_response);
+    attack(&mut r, describe_response);
+    attack(&mut r, heartbeat_request);
+    attack(&mut r, api_versions_response);
+    attack(&mut r, metadata_response);
+    attack(&mut r, find_coordinator_response);
+    attack(&mut r, sasl_handshake_response);
+    attack(&mut r, sasl_authenticate_response);
+    attack(&mut r, create_topics_response);
     eprintln!(
         "alloc_limits: {} hostile decodes, {} InvalidLength; worst total allocation ratio {:.2} \
          ({})",

@@ -19,6 +19,18 @@ mod harness;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+use kafka_streams_group::protocol::api::api_versions::{
+    ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey,
+};
+use kafka_streams_group::protocol::api::create_topics::{
+    CreatableTopicConfigs, CreatableTopicResult, CreateTopicsResponse,
+};
+use kafka_streams_group::protocol::api::find_coordinator::{Coordinator, FindCoordinatorResponse};
+use kafka_streams_group::protocol::api::metadata::{
+    MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
+use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
     Assignment, DescribedGroup, Member, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
     Subtopology as DescribeSubtopology, Topology as DescribeTopology, TopologyDescription,
@@ -29,7 +41,9 @@ use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, Subtopology, TaskIds, TaskOffset,
     TopicInfo, TopicPartition, Topology,
 };
+use kafka_streams_group::protocol::codec::encode_message;
 use kafka_streams_group::protocol::frame::{encode_request_frame, encode_response_frame};
+use kafka_streams_group::protocol::{ApiMessage, Uuid};
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz")
@@ -317,6 +331,188 @@ fn describe_response(version: i16) -> StreamsGroupDescribeResponse {
     }
 }
 
+fn api_versions_response() -> ApiVersionsResponse {
+    ApiVersionsResponse {
+        error_code: 0,
+        api_keys: [(3, 0, 13), (10, 0, 6), (18, 0, 4), (88, 0, 1)]
+            .iter()
+            .map(|&(api_key, min_version, max_version)| ApiVersion {
+                api_key,
+                min_version,
+                max_version,
+            })
+            .collect(),
+        throttle_time_ms: 0,
+        supported_features: vec![SupportedFeatureKey {
+            name: "streams.version".into(),
+            min_version: 0,
+            max_version: 1,
+        }],
+        finalized_features_epoch: 7,
+        finalized_features: vec![FinalizedFeatureKey {
+            name: "streams.version".into(),
+            max_version_level: 1,
+            min_version_level: 1,
+        }],
+        zk_migration_ready: false,
+    }
+}
+
+fn api_versions_response_basic() -> ApiVersionsResponse {
+    ApiVersionsResponse {
+        error_code: 35, // UNSUPPORTED_VERSION: what a broker answers to a too-new request
+        api_keys: vec![ApiVersion {
+            api_key: 18,
+            min_version: 0,
+            max_version: 4,
+        }],
+        ..ApiVersionsResponse::default()
+    }
+}
+
+fn metadata_response() -> MetadataResponse {
+    MetadataResponse {
+        throttle_time_ms: 0,
+        brokers: vec![MetadataResponseBroker {
+            node_id: 1,
+            host: "localhost".into(),
+            port: 9092,
+            rack: Some("r1".into()),
+        }],
+        cluster_id: Some("q1Sh-9_ISia_zwGINzRvyQ".into()),
+        controller_id: 1,
+        topics: vec![MetadataResponseTopic {
+            error_code: 0,
+            name: Some("in".into()),
+            topic_id: Uuid([7; 16]),
+            is_internal: false,
+            partitions: vec![MetadataResponsePartition {
+                error_code: 0,
+                partition_index: 0,
+                leader_id: 1,
+                leader_epoch: 3,
+                replica_nodes: vec![1],
+                isr_nodes: vec![1],
+                offline_replicas: Vec::new(),
+            }],
+            topic_authorized_operations: i32::MIN,
+        }],
+        cluster_authorized_operations: i32::MIN,
+        error_code: 0,
+    }
+}
+
+fn metadata_response_basic() -> MetadataResponse {
+    MetadataResponse {
+        brokers: vec![MetadataResponseBroker {
+            node_id: 1,
+            host: "localhost".into(),
+            port: 9092,
+            rack: None,
+        }],
+        topics: vec![MetadataResponseTopic {
+            name: Some("in".into()),
+            ..MetadataResponseTopic::default()
+        }],
+        ..MetadataResponse::default()
+    }
+}
+
+fn find_coordinator_response() -> FindCoordinatorResponse {
+    FindCoordinatorResponse {
+        coordinators: vec![
+            Coordinator {
+                key: "app".into(),
+                node_id: 1,
+                host: "localhost".into(),
+                port: 9092,
+                error_code: 0,
+                error_message: None,
+            },
+            Coordinator {
+                key: "other".into(),
+                node_id: -1,
+                host: String::new(),
+                port: -1,
+                error_code: 15, // COORDINATOR_NOT_AVAILABLE
+                error_message: Some("not available".into()),
+            },
+        ],
+        ..FindCoordinatorResponse::default()
+    }
+}
+
+fn find_coordinator_response_basic() -> FindCoordinatorResponse {
+    FindCoordinatorResponse {
+        node_id: 1,
+        host: "localhost".into(),
+        port: 9092,
+        ..FindCoordinatorResponse::default()
+    }
+}
+
+fn create_topics_response() -> CreateTopicsResponse {
+    CreateTopicsResponse {
+        throttle_time_ms: 0,
+        topics: vec![
+            CreatableTopicResult {
+                name: "app-store-changelog".into(),
+                topic_id: Uuid([9; 16]),
+                num_partitions: 3,
+                replication_factor: 1,
+                configs: Some(vec![CreatableTopicConfigs {
+                    name: "cleanup.policy".into(),
+                    value: Some("compact".into()),
+                    read_only: false,
+                    config_source: 5,
+                    is_sensitive: false,
+                }]),
+                ..CreatableTopicResult::default()
+            },
+            CreatableTopicResult {
+                name: "exists".into(),
+                error_code: 36, // TOPIC_ALREADY_EXISTS
+                error_message: Some("Topic 'exists' already exists.".into()),
+                ..CreatableTopicResult::default()
+            },
+        ],
+    }
+}
+
+fn create_topics_response_basic() -> CreateTopicsResponse {
+    CreateTopicsResponse {
+        throttle_time_ms: 0,
+        topics: vec![CreatableTopicResult {
+            name: "exists".into(),
+            error_code: 36,
+            ..CreatableTopicResult::default()
+        }],
+    }
+}
+
+/// One seed per implemented version: `rich` where that version can carry it, else `basic`.
+fn every_version<M: ApiMessage>(
+    out: &mut Vec<(&'static str, String, Vec<u8>)>,
+    target: &'static str,
+    label: &str,
+    rich: &M,
+    basic: &M,
+) {
+    for v in M::MIN_VERSION..=M::MAX_VERSION {
+        let mut probe = Vec::new();
+        let (name, msg) = if encode_message(&mut probe, rich, v).is_ok() {
+            (label.to_owned(), rich)
+        } else {
+            (format!("{label}-basic"), basic)
+        };
+        out.push((
+            target,
+            format!("{name}-v{v}"),
+            harness::message_input(msg, v),
+        ));
+    }
+}
+
 /// A frame-target input: `[max/4, splits.len(), splits..., stream...]`.
 fn frame_input(max_div4: u8, splits: &[u8], stream: &[u8]) -> Vec<u8> {
     let mut v = vec![max_div4, splits.len() as u8];
@@ -329,6 +525,75 @@ fn frame_input(max_div4: u8, splits: &[u8], stream: &[u8]) -> Vec<u8> {
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     use harness::message_input;
     let mut out = Vec::new();
+    every_version(
+        &mut out,
+        "api_versions_response",
+        "full",
+        &api_versions_response(),
+        &api_versions_response_basic(),
+    );
+    every_version(
+        &mut out,
+        "metadata_response",
+        "one-topic",
+        &metadata_response(),
+        &metadata_response_basic(),
+    );
+    every_version(
+        &mut out,
+        "find_coordinator_response",
+        "two-keys",
+        &find_coordinator_response(),
+        &find_coordinator_response_basic(),
+    );
+    let handshake = SaslHandshakeResponse {
+        error_code: 0,
+        mechanisms: vec![
+            "PLAIN".into(),
+            "SCRAM-SHA-256".into(),
+            "SCRAM-SHA-512".into(),
+        ],
+    };
+    every_version(
+        &mut out,
+        "sasl_handshake_response",
+        "three",
+        &handshake,
+        &handshake,
+    );
+    let authenticate = SaslAuthenticateResponse {
+        error_code: 0,
+        error_message: None,
+        auth_bytes: b"r=fyko+d2lbbFgONRv9qkxdawL3rfcNHYJY1ZVvWVs7j,s=QSXCR+Q6sek8bf92,i=4096"
+            .to_vec(),
+        session_lifetime_ms: 3_600_000,
+    };
+    let auth_failed = SaslAuthenticateResponse {
+        error_code: 58, // SASL_AUTHENTICATION_FAILED
+        error_message: Some("Authentication failed: Invalid username or password".into()),
+        ..SaslAuthenticateResponse::default()
+    };
+    every_version(
+        &mut out,
+        "sasl_authenticate_response",
+        "scram",
+        &authenticate,
+        &auth_failed,
+    );
+    every_version(
+        &mut out,
+        "sasl_authenticate_response",
+        "failed",
+        &auth_failed,
+        &auth_failed,
+    );
+    every_version(
+        &mut out,
+        "create_topics_response",
+        "created-and-exists",
+        &create_topics_response(),
+        &create_topics_response_basic(),
+    );
     for v in 0..=1 {
         out.push((
             "streams_group_heartbeat_response",
@@ -463,6 +728,12 @@ fn decodes(target: &str, data: &[u8]) -> bool {
         decode_message::<M>(rest, harness::pick_version::<M>(*sel)).is_ok()
     }
     match target {
+        "api_versions_response" => body::<ApiVersionsResponse>(data),
+        "metadata_response" => body::<MetadataResponse>(data),
+        "find_coordinator_response" => body::<FindCoordinatorResponse>(data),
+        "sasl_handshake_response" => body::<SaslHandshakeResponse>(data),
+        "sasl_authenticate_response" => body::<SaslAuthenticateResponse>(data),
+        "create_topics_response" => body::<CreateTopicsResponse>(data),
         "streams_group_heartbeat_response" => body::<StreamsGroupHeartbeatResponse>(data),
         "streams_group_describe_response" => body::<StreamsGroupDescribeResponse>(data),
         "streams_group_heartbeat_request" => body::<StreamsGroupHeartbeatRequest>(data),

@@ -15,6 +15,12 @@
 
 use std::fmt::Debug;
 
+use kafka_streams_group::protocol::api::api_versions::ApiVersionsResponse;
+use kafka_streams_group::protocol::api::create_topics::CreateTopicsResponse;
+use kafka_streams_group::protocol::api::find_coordinator::FindCoordinatorResponse;
+use kafka_streams_group::protocol::api::metadata::MetadataResponse;
+use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
+use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
     StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
 };
@@ -33,6 +39,27 @@ use kafka_streams_group::protocol::{ApiMessage, DecodeError, Decoder, Encoder};
 /// `fuzz/seeds/` and `fuzz/regressions/`) and the check it runs on one input.
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("frame_decoder", frame_decoder),
+    (
+        "api_versions_response",
+        message_round_trip::<ApiVersionsResponse>,
+    ),
+    ("metadata_response", message_round_trip::<MetadataResponse>),
+    (
+        "find_coordinator_response",
+        message_round_trip::<FindCoordinatorResponse>,
+    ),
+    (
+        "sasl_handshake_response",
+        message_round_trip::<SaslHandshakeResponse>,
+    ),
+    (
+        "sasl_authenticate_response",
+        message_round_trip::<SaslAuthenticateResponse>,
+    ),
+    (
+        "create_topics_response",
+        message_round_trip::<CreateTopicsResponse>,
+    ),
     (
         "streams_group_heartbeat_response",
         message_round_trip::<StreamsGroupHeartbeatResponse>,
