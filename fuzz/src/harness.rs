@@ -35,9 +35,12 @@ use kafka_streams_group::protocol::frame::{
 use kafka_streams_group::protocol::header::ResponseHeader;
 use kafka_streams_group::protocol::{ApiMessage, DecodeError, Decoder, Encoder};
 
+/// The check a target runs on one input.
+pub type Check = fn(&[u8]);
+
 /// Every fuzz target: its name (= the binary in `fuzz/fuzz_targets/` and the directory under
 /// `fuzz/seeds/` and `fuzz/regressions/`) and the check it runs on one input.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Check)] = &[
     ("frame_decoder", frame_decoder),
     (
         "api_versions_response",
@@ -83,7 +86,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
 ];
 
 /// Looks up a target's check by name.
-pub fn target(name: &str) -> Option<fn(&[u8])> {
+pub fn target(name: &str) -> Option<Check> {
     TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
 }
 
