@@ -1,6 +1,30 @@
 //! Kafka wire protocol: primitives, headers, frames, one module per API, error codes.
 //!
 //! Pure: no I/O, no clock. Every decoder bounds every length by the bytes that remain.
+//!
+//! ```
+//! use kafka_streams_group::protocol::api::metadata::{MetadataRequest, MetadataResponse};
+//! use kafka_streams_group::protocol::frame::{
+//!     decode_response_frame, encode_request_frame, encode_response_frame, FrameDecoder,
+//! };
+//!
+//! // Client side: append a whole frame (length prefix back-patched) to a reusable buffer.
+//! let mut out = Vec::with_capacity(1024);
+//! encode_request_frame(&mut out, 7, Some("my-app"), &MetadataRequest::for_topics(["in"]), 12)?;
+//!
+//! // Whatever arrives from the socket is pushed in any chunking; complete frames come out.
+//! let mut wire = Vec::new();
+//! encode_response_frame::<MetadataRequest>(&mut wire, 7, &MetadataResponse::default(), 12)?;
+//! let mut frames = FrameDecoder::new();
+//! frames.push(&wire[..3]);
+//! assert!(frames.next_frame()?.is_none());
+//! frames.push(&wire[3..]);
+//! let frame = frames.next_frame()?.expect("complete frame");
+//! let (header, body) = decode_response_frame::<MetadataRequest>(&frame, 12)?;
+//! assert_eq!(header.correlation_id, 7);
+//! assert!(body.topics.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod api;
 pub mod codec;

@@ -6,9 +6,11 @@
 //! retrying with a lower version is the caller's job.
 
 use crate::protocol::codec::{
-    ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder, Request,
+    decode_message, ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder,
+    Request,
 };
 use crate::protocol::error::BrokerErrorKind;
+use crate::protocol::header::ResponseHeader;
 
 /// `ApiVersionsRequest`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -311,6 +313,29 @@ impl Decodable for ApiVersionsResponse {
             })?;
         }
         Ok(r)
+    }
+}
+
+/// Decodes an ApiVersions response frame payload (header v0 + body) for a request sent at
+/// `version`, falling back to a v0 body if that fails, like Kafka's `ApiVersionsResponse.parse`:
+/// a broker that does not support `version` answers `UNSUPPORTED_VERSION` in v0 format.
+///
+/// Returns the header, the body, and the body version that decoded. If both attempts fail the
+/// error of the first attempt is returned (it names the version actually requested).
+pub fn decode_api_versions_response_frame(
+    frame: &[u8],
+    version: i16,
+) -> Result<(ResponseHeader, ApiVersionsResponse, i16), DecodeError> {
+    let mut dec = Decoder::with_context(frame, ApiVersionsResponse::NAME, version);
+    let header = ResponseHeader::decode(&mut dec, 0)?;
+    let body = dec.rest();
+    match decode_message::<ApiVersionsResponse>(body, version) {
+        Ok(r) => Ok((header, r, version)),
+        Err(first) if version != 0 => match decode_message::<ApiVersionsResponse>(body, 0) {
+            Ok(r) => Ok((header, r, 0)),
+            Err(_) => Err(first),
+        },
+        Err(e) => Err(e),
     }
 }
 

@@ -132,6 +132,24 @@ fn unknown_tags_skipped() {
 }
 
 #[test]
+fn unsupported_version_fallback_to_v0() {
+    // Correlation id 9, then a v0 body: UNSUPPORTED_VERSION (35) and ApiVersions 0..3.
+    let frame = [0, 0, 0, 9, 0, 35, 0, 0, 0, 1, 0, 18, 0, 0, 0, 3];
+    let (h, r, used) = decode_api_versions_response_frame(&frame, 5).unwrap();
+    assert_eq!((h.correlation_id, used), (9, 0));
+    assert_eq!(r.error().name(), "UNSUPPORTED_VERSION");
+    assert_eq!(r.find(18).map(|k| k.max_version), Some(3));
+    // A well-formed v3 body decodes at v3.
+    let frame = [0, 0, 0, 9, 0, 0, 1, 0, 0, 0, 0, 0];
+    let (_, r, used) = decode_api_versions_response_frame(&frame, 3).unwrap();
+    assert_eq!((used, r.throttle_time_ms), (3, 0));
+    // Garbage: the error names the requested version.
+    let e = decode_api_versions_response_frame(&[0, 0, 0, 9, 0], 3).unwrap_err();
+    assert!(e.to_string().contains("ApiVersionsResponse v3"), "{e}");
+    assert!(decode_api_versions_response_frame(&[0, 0], 3).is_err());
+}
+
+#[test]
 fn header_versions() {
     assert_eq!(ApiVersionsRequest::request_header_version(0), 1);
     assert_eq!(ApiVersionsRequest::request_header_version(3), 2);
