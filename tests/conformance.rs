@@ -7,17 +7,23 @@
 //!   (consuming every byte) → Kafka's JSON must equal the crate value's JSON; the crate must
 //!   also decode its own bytes back to the value;
 //! * (b) the crate value's JSON → the oracle builds Kafka's object and serialises it → the crate
-//!   decodes those bytes to an equal value and re-encodes them to identical bytes.
+//!   decodes those bytes to an equal value and re-encodes them to identical bytes;
+//! * (c) half as many damaged copies of Kafka's bytes (a byte changed, flipped, inserted, or the
+//!   body truncated) are decoded by both: where both accept, they must read the same message.
+//!   Where only one side accepts, the strictness difference is counted and reported, not failed.
 //!
 //! One oracle JVM serves the whole run. It is found via `KSG_ORACLE_CMD` (a shell command) or
-//! started with `scripts/oracle.sh run`; if it cannot start, the test fails. Reproduce a run with
-//! `KSG_CONFORMANCE_SEED=<seed printed at the start>` (`random` picks a fresh seed).
+//! started with `scripts/oracle.sh run`; if it cannot start, the test fails. The default seed is
+//! fixed; reproduce another run with `KSG_CONFORMANCE_SEED=<seed printed at the start>`
+//! (`random` picks a fresh seed).
 //!
-//!     cargo test --release --test conformance -- --ignored --nocapture
+//!     cargo test --test conformance -- --ignored --nocapture
 
 #[path = "conformance/model.rs"]
 #[macro_use]
 mod model;
+#[path = "conformance/core.rs"]
+mod core_apis;
 #[path = "conformance/oracle.rs"]
 mod oracle;
 #[path = "conformance/streams.rs"]
@@ -39,6 +45,8 @@ struct Run {
     total: usize,
     failures: Vec<String>,
     failed_groups: Vec<String>,
+    /// Damaged inputs only one side accepts, by kind: (count, first example). Informational.
+    samples: std::collections::BTreeMap<String, (usize, String)>,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -92,6 +100,10 @@ fn group_seed(seed: u64, key: i16, kind: &str, version: i16, dir: u8) -> u64 {
 }
 
 impl Run {
+    fn note(&mut self, kind: String, example: impl FnOnce() -> String) {
+        self.samples.entry(kind).or_insert_with(|| (0, example())).0 += 1;
+    }
+
     fn fail(&mut self, shown: &mut usize, group: &str, msg: String) {
         if *shown < SHOWN {
             self.failures.push(format!("{group}: {msg}"));
@@ -173,6 +185,7 @@ impl Run {
             .map(|v| format!("encode {key} {version} {kind} {}", v.json(version)))
             .collect();
         let answers = self.oracle.batch(&cmds);
+        let mut kafka_bytes = Vec::with_capacity(answers.len());
         for (i, (v, answer)) in values.iter().zip(&answers).enumerate() {
             let Some(bytes) = answer.strip_prefix("ok ").and_then(unhex) else {
                 self.fail(
@@ -185,6 +198,7 @@ impl Run {
                 );
                 continue;
             };
+            kafka_bytes.push(bytes.clone());
             match decode_message::<M>(&bytes, version) {
                 Ok(back) => {
                     if &back != v {
@@ -222,27 +236,150 @@ impl Run {
         }
         let b_failed = shown;
 
-        self.total += 2 * self.cases;
-        let status = if a_failed + b_failed == 0 {
+        // (c) differential decoding of damaged Kafka bytes: where both sides accept the
+        // bytes, they must read the same message. Where only one side accepts, that is a
+        // difference in strictness (e.g. Java replaces invalid UTF-8, the crate rejects it):
+        // counted and sampled, not failed.
+        let mut r = Rng::new(group_seed(self.seed, key, kind, version, b'c'));
+        let mut damaged = Vec::new();
+        for _ in 0..self.cases / 2 {
+            if kafka_bytes.is_empty() {
+                break;
+            }
+            let mut b = kafka_bytes[r.below(kafka_bytes.len() as u64) as usize].clone();
+            let at = r.below(b.len() as u64 + 1) as usize;
+            match r.below(4) {
+                0 if at < b.len() => b[at] = r.next() as u8,
+                1 => b.truncate(at),
+                2 => b.insert(at, r.next() as u8),
+                _ if at < b.len() => b[at] ^= 1 << r.below(8),
+                _ => b.push(0),
+            }
+            damaged.push(b);
+        }
+        let cmds: Vec<String> = damaged
+            .iter()
+            .map(|b| format!("decode {key} {version} {kind} {}", hex(b)))
+            .collect();
+        let answers = self.oracle.batch(&cmds);
+        let mut shown = 0;
+        let (mut both_ok, mut both_err, mut kafka_only, mut crate_only) = (0, 0, 0, 0);
+        for (i, (b, answer)) in damaged.iter().zip(&answers).enumerate() {
+            let ours = decode_message::<M>(b, version);
+            match (ours, answer.strip_prefix("ok ")) {
+                (Ok(v), Some(json)) => {
+                    both_ok += 1;
+                    let got: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+                    let want = v.json(version);
+                    if got != want {
+                        let mut d = Vec::new();
+                        diff(&want, &got, "", &mut d);
+                        let msg = format!("(c#{i}) both accept damaged bytes but read them differently: {}\n  bytes {}", d.join("; "), hex(b));
+                        self.fail(&mut shown, &group, msg);
+                    }
+                }
+                (Err(_), None) => both_err += 1,
+                (Err(e), Some(_)) => {
+                    kafka_only += 1;
+                    // Keyed by the crate's error variant, e.g. `InvalidUtf8`.
+                    let kind = format!("{e:?}")
+                        .split([' ', '{', '('])
+                        .next()
+                        .unwrap_or("")
+                        .to_owned();
+                    self.note(format!("only Kafka accepts; crate error {kind}"), || {
+                        format!("{group}: {} (crate: {e})", hex(b))
+                    });
+                }
+                (Ok(_), None) => {
+                    crate_only += 1;
+                    let kind = answer.split([':', ' ']).nth(1).unwrap_or("").to_owned();
+                    self.note(
+                        format!("only the crate accepts; Kafka error {kind}"),
+                        || format!("{group}: {} (Kafka: {answer})", hex(b)),
+                    );
+                }
+            }
+        }
+        let c_failed = shown;
+
+        // (d) values made for another version, encoded at this one: Kafka drops what the
+        // version cannot carry if it is ignorable or default, and refuses otherwise (also for
+        // a null the version cannot carry). The crate must make the same choice, and produce
+        // the same bytes when both encode.
+        let mut r = Rng::new(group_seed(self.seed, key, kind, version, b'd'));
+        let span = (M::MAX_VERSION - M::MIN_VERSION + 1) as u64;
+        let foreign: Vec<M> = (0..self.cases / 2)
+            .map(|_| {
+                let w = M::MIN_VERSION + r.below(span) as i16;
+                M::gen(&mut r, w, false)
+            })
+            .collect();
+        let cmds: Vec<String> = foreign
+            .iter()
+            .map(|v| {
+                format!(
+                    "encode {key} {version} {kind} {}",
+                    v.json(model::ALL_FIELDS)
+                )
+            })
+            .collect();
+        let answers = self.oracle.batch(&cmds);
+        let mut shown = 0;
+        let (mut d_ok, mut d_err, mut d_skip) = (0, 0, 0);
+        for (i, (v, answer)) in foreign.iter().zip(&answers).enumerate() {
+            // Kafka's JSON converter cannot even read a nested struct at a version the struct
+            // does not exist in (its binary writer would have dropped it, being ignorable);
+            // such cases say nothing about the crate.
+            if answer.contains("UnsupportedVersionException: Can't read version") {
+                d_skip += 1;
+                continue;
+            }
+            let mut ours = Vec::new();
+            let ours = encode_message(&mut ours, v, version).map(|()| ours);
+            match (ours, answer.strip_prefix("ok ").and_then(unhex)) {
+                (Ok(a), Some(b)) if a == b => d_ok += 1,
+                (Ok(a), Some(b)) => self.fail(&mut shown, &group, format!("(d#{i}) crate and Kafka encode a foreign-version value differently:\n  value {v:?}\n  crate {}\n  Kafka {}", hex(&a), hex(&b))),
+                (Err(_), None) => d_err += 1,
+                (Ok(a), None) => self.fail(&mut shown, &group, format!("(d#{i}) crate encodes what Kafka refuses ({answer}):\n  value {v:?}\n  crate {}", hex(&a))),
+                (Err(e), Some(_)) => self.fail(&mut shown, &group, format!("(d#{i}) crate refuses what Kafka encodes: {e}\n  value {v:?}")),
+            }
+        }
+        let d_failed = shown;
+
+        self.total += 2 * self.cases + damaged.len() + foreign.len();
+        let failed = a_failed + b_failed + c_failed + d_failed;
+        let status = if failed == 0 {
             "ok".to_owned()
         } else {
-            format!("FAILED (a: {a_failed}, b: {b_failed})")
+            format!("FAILED (a: {a_failed}, b: {b_failed}, c: {c_failed}, d: {d_failed})")
         };
         eprintln!(
-            "conformance: {group:<34} {kind:<8} {} + {} cases  {status}",
-            self.cases, self.cases
+            "conformance: {group:<34} {kind:<8} a {} b {} c {} (agree {both_ok} ok/{both_err} err, only Kafka {kafka_only}, only crate {crate_only}) d {} (both {d_ok} ok/{d_err} refused, {d_skip} not testable)  {status}",
+            self.cases, self.cases, damaged.len(), foreign.len()
         );
-        if a_failed + b_failed > 0 {
+        if failed > 0 {
             self.failed_groups.push(group);
         }
     }
 
-    /// All versions of a request/response pair.
+    /// All versions of a request/response pair; `versions` is what the crate must implement.
     fn pair<Req, Resp>(&mut self, versions: std::ops::RangeInclusive<i16>)
     where
         Req: ApiMessage + Field + PartialEq + Debug,
         Resp: ApiMessage + Field + PartialEq + Debug,
     {
+        for (name, min, max) in [
+            (Req::NAME, Req::MIN_VERSION, Req::MAX_VERSION),
+            (Resp::NAME, Resp::MIN_VERSION, Resp::MAX_VERSION),
+        ] {
+            if (min, max) != (*versions.start(), *versions.end()) {
+                self.failures.push(format!(
+                    "{name}: the crate implements v{min}-{max}, expected {versions:?}"
+                ));
+                self.failed_groups.push(name.to_owned());
+            }
+        }
         for v in versions {
             self.check::<Req>("request", v);
             self.check::<Resp>("response", v);
@@ -276,10 +413,15 @@ fn conformance_against_kafka() {
         total: 0,
         failures: Vec::new(),
         failed_groups: Vec::new(),
+        samples: Default::default(),
     };
 
+    core_apis::run(&mut run);
     streams::run(&mut run);
 
+    for (kind, (n, example)) in &run.samples {
+        eprintln!("conformance: strictness differs ({n}x): {kind}, e.g. {example}");
+    }
     eprintln!(
         "conformance: {} cases against Kafka in {:.1}s, {} failing message versions",
         run.total,

@@ -13,6 +13,9 @@ use serde_json::{Map, Value};
 pub const NEVER: i16 = i16::MAX;
 /// Highest version of anything, for open-ended ranges (`"0+"`).
 pub const ANY: i16 = i16::MAX;
+/// Passed to [`Field::json`] instead of a version: write every field of every version, so that
+/// Kafka's converter (which reads whatever fields are present) rebuilds the exact value.
+pub const ALL_FIELDS: i16 = -1;
 
 /// SplitMix64: tiny, seedable, good enough to drive test data and fully reproducible.
 pub struct Rng(u64);
@@ -58,6 +61,9 @@ impl Rng {
 
 /// A value that can be generated for a version and written as Kafka JSON.
 pub trait Field: Sized {
+    /// True for scalars: arrays of them are sometimes made long (multi-byte length varints)
+    /// without the size blow-up that long arrays of structs would cause.
+    const LEAF: bool = false;
     /// A random value; `nullable` says whether `None` is allowed (for `Option`s).
     fn gen(r: &mut Rng, version: i16, nullable: bool) -> Self;
     /// The value in Kafka's JSON-converter format.
@@ -67,6 +73,7 @@ pub trait Field: Sized {
 macro_rules! int_field {
     ($($t:ty),*) => {$(
         impl Field for $t {
+            const LEAF: bool = true;
             fn gen(r: &mut Rng, _: i16, _: bool) -> Self {
                 r.int(<$t>::MIN as i64, <$t>::MAX as i64) as $t
             }
@@ -97,13 +104,19 @@ impl Field for bool {
 }
 
 impl Field for String {
+    const LEAF: bool = true;
     fn gen(r: &mut Rng, _: i16, _: bool) -> Self {
         // ASCII, 2-, 3- and 4-byte UTF-8, and characters JSON must escape.
         const CHARS: &[char] = &[
             'a', 'b', 'z', '0', '9', '-', '.', '_', ' ', '"', '\\', '/', '\n', '\u{1}', 'é', '€',
             '中', '😀',
         ];
-        let n = [0, 1, 1, 2, 3, 5, 8, 13][r.below(8) as usize];
+        // Now and then long enough for a multi-byte length varint (compact length >= 128).
+        let n = if r.one_in(40) {
+            40 + r.below(200) as usize
+        } else {
+            [0, 1, 1, 2, 3, 5, 8, 13][r.below(8) as usize]
+        };
         (0..n)
             .map(|_| CHARS[r.below(CHARS.len() as u64) as usize])
             .collect()
@@ -115,7 +128,11 @@ impl Field for String {
 
 impl Field for Vec<u8> {
     fn gen(r: &mut Rng, _: i16, _: bool) -> Self {
-        let n = [0, 1, 2, 3, 4, 7, 16, 33][r.below(8) as usize];
+        let n = if r.one_in(20) {
+            120 + r.below(300) as usize
+        } else {
+            [0, 1, 2, 3, 4, 7, 16, 33][r.below(8) as usize]
+        };
         (0..n).map(|_| r.next() as u8).collect()
     }
     fn json(&self, _: i16) -> Value {
@@ -156,7 +173,12 @@ impl<T: Field> Field for Option<T> {
 
 impl<T: Field> Field for Vec<T> {
     fn gen(r: &mut Rng, version: i16, _: bool) -> Self {
-        (0..r.len()).map(|_| T::gen(r, version, false)).collect()
+        let n = if T::LEAF && r.one_in(30) {
+            120 + r.below(100) as usize
+        } else {
+            r.len()
+        };
+        (0..n).map(|_| T::gen(r, version, false)).collect()
     }
     fn json(&self, version: i16) -> Value {
         Value::Array(self.iter().map(|v| v.json(version)).collect())
@@ -221,7 +243,8 @@ macro_rules! conf {
             fn json(&self, v: i16) -> serde_json::Value {
                 $crate::model::object(vec![
                     $(($json,
-                       ($vmin..=$vmax).contains(&v) $(&& { let _ = stringify!($tagged); self.$f != $def })?,
+                       v == $crate::model::ALL_FIELDS
+                           || (($vmin..=$vmax).contains(&v) $(&& { let _ = stringify!($tagged); self.$f != $def })?),
                        $crate::model::Field::json(&self.$f, v)),)*
                 ])
             }

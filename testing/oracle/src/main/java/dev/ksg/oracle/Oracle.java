@@ -93,11 +93,13 @@ public final class Oracle {
         return HEX.formatHex(buf.array());
       }
       case "decode": {
-        need(parts, 5);
+        // The hex may be empty (e.g. ApiVersionsRequest v0-2 has no fields), and the line
+        // was stripped, so four words mean an empty body.
+        need(parts, 4);
         short version = Short.parseShort(parts[2]);
         ApiMessage msg = newMessage(parts[1], parts[3]);
         checkVersion(msg, version);
-        ByteBuffer buf = ByteBuffer.wrap(HEX.parseHex(parts[4].strip()));
+        ByteBuffer buf = ByteBuffer.wrap(HEX.parseHex(parts.length > 4 ? parts[4].strip() : ""));
         msg.read(new ByteBufferAccessor(buf), version);
         if (buf.hasRemaining()) {
           throw new IllegalStateException(
