@@ -20,7 +20,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use kafka_streams_group::protocol::api::api_versions::{
-    ApiVersion, ApiVersionsResponse, FinalizedFeatureKey, SupportedFeatureKey,
+    decode_api_versions_response_frame, ApiVersion, ApiVersionsRequest, ApiVersionsResponse,
+    FinalizedFeatureKey, SupportedFeatureKey,
 };
 use kafka_streams_group::protocol::api::create_topics::{
     CreatableTopicConfigs, CreatableTopicResult, CreateTopicsResponse,
@@ -532,6 +533,26 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         &api_versions_response(),
         &api_versions_response_basic(),
     );
+    // ApiVersions frames: header v0 + body at the requested version; and a v0 UNSUPPORTED_VERSION
+    // answer to a v4 request (the fallback path).
+    for v in [0, 3, 4] {
+        let mut frame = Vec::new();
+        encode_response_frame::<ApiVersionsRequest>(&mut frame, 5, &api_versions_response(), v)
+            .expect("ApiVersions frame encodes");
+        let mut input = vec![v as u8];
+        input.extend_from_slice(&frame[4..]);
+        out.push(("api_versions_response_frame", format!("full-v{v}"), input));
+    }
+    let mut frame = Vec::new();
+    encode_response_frame::<ApiVersionsRequest>(&mut frame, 6, &api_versions_response_basic(), 0)
+        .expect("ApiVersions frame encodes");
+    let mut input = vec![4];
+    input.extend_from_slice(&frame[4..]);
+    out.push((
+        "api_versions_response_frame",
+        "v0-fallback-for-v4".into(),
+        input,
+    ));
     every_version(
         &mut out,
         "metadata_response",
@@ -738,6 +759,11 @@ fn decodes(target: &str, data: &[u8]) -> bool {
         "streams_group_describe_response" => body::<StreamsGroupDescribeResponse>(data),
         "streams_group_heartbeat_request" => body::<StreamsGroupHeartbeatRequest>(data),
         "streams_group_describe_request" => body::<StreamsGroupDescribeRequest>(data),
+        "api_versions_response_frame" => {
+            let (sel, rest) = data.split_first().expect("non-empty seed");
+            let v = harness::pick_version::<ApiVersionsResponse>(*sel);
+            decode_api_versions_response_frame(rest, v).is_ok()
+        }
         "streams_group_heartbeat_request_frame" => {
             decode_request_frame::<StreamsGroupHeartbeatRequest>(data).is_ok()
         }

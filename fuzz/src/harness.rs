@@ -15,7 +15,9 @@
 
 use std::fmt::Debug;
 
-use kafka_streams_group::protocol::api::api_versions::ApiVersionsResponse;
+use kafka_streams_group::protocol::api::api_versions::{
+    decode_api_versions_response_frame, ApiVersionsRequest, ApiVersionsResponse,
+};
 use kafka_streams_group::protocol::api::create_topics::CreateTopicsResponse;
 use kafka_streams_group::protocol::api::find_coordinator::FindCoordinatorResponse;
 use kafka_streams_group::protocol::api::metadata::MetadataResponse;
@@ -46,6 +48,7 @@ pub const TARGETS: &[(&str, Check)] = &[
         "api_versions_response",
         message_round_trip::<ApiVersionsResponse>,
     ),
+    ("api_versions_response_frame", api_versions_response_frame),
     ("metadata_response", message_round_trip::<MetadataResponse>),
     (
         "find_coordinator_response",
@@ -299,5 +302,36 @@ pub fn heartbeat_request_frame(data: &[u8]) {
             assert_eq!(body2, body);
         }
         Err(e) => panic!("request frame re-encoding does not decode: {e}"),
+    }
+}
+
+/// ApiVersions response frame as the client reads it (header v0, body at the requested version
+/// with Kafka's fallback to v0). Input: `[version selector, frame payload...]`. Whatever decodes
+/// must round-trip at the body version that decoded.
+pub fn api_versions_response_frame(data: &[u8]) {
+    let Some((&selector, frame)) = data.split_first() else {
+        return;
+    };
+    let version = pick_version::<ApiVersionsResponse>(selector);
+    let Ok((h, body, used)) = decode_api_versions_response_frame(frame, version) else {
+        return;
+    };
+    assert!(
+        used == version || used == 0,
+        "decoded at v{used}, asked for v{version}"
+    );
+    let mut buf = Vec::new();
+    if let Err(e) =
+        encode_response_frame::<ApiVersionsRequest>(&mut buf, h.correlation_id, &body, used)
+    {
+        panic!("ApiVersions response frame v{used} decoded but does not encode: {e}\n{body:?}");
+    }
+    match decode_api_versions_response_frame(&buf[4..], used) {
+        Ok((h2, body2, used2)) => {
+            assert_eq!(h2, h);
+            assert_eq!(used2, used);
+            assert_eq!(body2, body);
+        }
+        Err(e) => panic!("ApiVersions response frame v{used} re-encoding does not decode: {e}"),
     }
 }
