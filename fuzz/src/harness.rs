@@ -188,6 +188,12 @@ fn drain(max: usize, chunks: &[&[u8]]) -> Drained {
                         dec.check().is_ok(),
                         "check() fails where next_frame() waits"
                     );
+                    // Waiting means the pending frame is incomplete: less than prefix + max.
+                    assert!(
+                        dec.buffered() < 4 + max,
+                        "waiting with {} bytes buffered, max frame {max}",
+                        dec.buffered()
+                    );
                     break;
                 }
                 Err(e) => {
