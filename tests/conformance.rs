@@ -24,6 +24,8 @@
 mod model;
 #[path = "conformance/core.rs"]
 mod core_apis;
+#[path = "conformance/headers.rs"]
+mod headers;
 #[path = "conformance/oracle.rs"]
 mod oracle;
 #[path = "conformance/streams.rs"]
@@ -116,11 +118,15 @@ impl Run {
     where
         M: ApiMessage + Field + PartialEq + Debug,
     {
-        let key = M::API_KEY;
+        let key = if M::API_KEY == headers::HEADER_KEY {
+            "header".to_owned()
+        } else {
+            M::API_KEY.to_string()
+        };
         let group = format!("{} v{version}", M::NAME);
 
         // (a) crate bytes -> Kafka decode -> JSON equal.
-        let mut r = Rng::new(group_seed(self.seed, key, kind, version, b'a'));
+        let mut r = Rng::new(group_seed(self.seed, M::API_KEY, kind, version, b'a'));
         let values: Vec<M> = (0..self.cases)
             .map(|_| M::gen(&mut r, version, false))
             .collect();
@@ -175,7 +181,7 @@ impl Run {
         let a_failed = shown;
 
         // (b) crate JSON -> Kafka bytes -> crate decode equal, re-encode identical.
-        let mut r = Rng::new(group_seed(self.seed, key, kind, version, b'b'));
+        let mut r = Rng::new(group_seed(self.seed, M::API_KEY, kind, version, b'b'));
         let values: Vec<M> = (0..self.cases)
             .map(|_| M::gen(&mut r, version, false))
             .collect();
@@ -240,7 +246,7 @@ impl Run {
         // bytes, they must read the same message. Where only one side accepts, that is a
         // difference in strictness (e.g. Java replaces invalid UTF-8, the crate rejects it):
         // counted and sampled, not failed.
-        let mut r = Rng::new(group_seed(self.seed, key, kind, version, b'c'));
+        let mut r = Rng::new(group_seed(self.seed, M::API_KEY, kind, version, b'c'));
         let mut damaged = Vec::new();
         for _ in 0..self.cases / 2 {
             if kafka_bytes.is_empty() {
@@ -307,7 +313,7 @@ impl Run {
         // version cannot carry if it is ignorable or default, and refuses otherwise (also for
         // a null the version cannot carry). The crate must make the same choice, and produce
         // the same bytes when both encode.
-        let mut r = Rng::new(group_seed(self.seed, key, kind, version, b'd'));
+        let mut r = Rng::new(group_seed(self.seed, M::API_KEY, kind, version, b'd'));
         let span = (M::MAX_VERSION - M::MIN_VERSION + 1) as u64;
         let foreign: Vec<M> = (0..self.cases / 2)
             .map(|_| {
@@ -416,6 +422,7 @@ fn conformance_against_kafka() {
         samples: Default::default(),
     };
 
+    headers::run(&mut run);
     core_apis::run(&mut run);
     streams::run(&mut run);
 

@@ -33,13 +33,24 @@ impl Oracle {
             stdin: Some(stdin),
             stdout,
         };
-        let answers = o.batch(&["ping".to_owned()]);
-        match answers.first().map(String::as_str) {
+        match o.ping().as_deref() {
             Some("ok pong") => o,
             other => panic!(
                 "the Kafka oracle ({cmd}) did not start (answer {other:?}); it needs java 17 and \
                  mvn (first build fetches kafka-clients from Maven Central); try scripts/oracle.sh build"
             ),
+        }
+    }
+
+    /// One `ping` round trip, without panicking if the process is gone.
+    fn ping(&mut self) -> Option<String> {
+        let stdin = self.stdin.as_mut()?;
+        stdin.write_all(b"ping\n").ok()?;
+        stdin.flush().ok()?;
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(n) if n > 0 => Some(line.trim_end().to_owned()),
+            _ => None,
         }
     }
 

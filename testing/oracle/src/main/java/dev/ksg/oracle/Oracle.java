@@ -13,6 +13,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.kafka.common.message.ApiMessageType;
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.message.ResponseHeaderData;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
@@ -27,6 +29,7 @@ import org.apache.kafka.common.protocol.ObjectSerializationCache;
  *   ping                                               -> ok pong
  *   versions &lt;apiKey&gt;                                  -> ok &lt;lowest&gt; &lt;highest&gt;
  *   encode &lt;apiKey&gt; &lt;version&gt; request|response &lt;json&gt;  -> ok &lt;hex of the body&gt;
+ *   (apiKey "header": RequestHeaderData / ResponseHeaderData instead of a body)
  *   decode &lt;apiKey&gt; &lt;version&gt; request|response &lt;hex&gt;   -> ok &lt;json&gt;
  *   anything that fails                                -> err &lt;message&gt;
  * </pre>
@@ -120,6 +123,18 @@ public final class Oracle {
   }
 
   private static ApiMessage newMessage(String apiKey, String kind) {
+    if (apiKey.equals("header")) {
+      // Not API messages, but generated the same way: "header" selects RequestHeaderData or
+      // ResponseHeaderData, so the crate's header codecs can be checked too.
+      switch (kind) {
+        case "request":
+          return new RequestHeaderData();
+        case "response":
+          return new ResponseHeaderData();
+        default:
+          throw new IllegalArgumentException("expected request|response, got " + kind);
+      }
+    }
     ApiMessageType type = ApiMessageType.fromApiKey(Short.parseShort(apiKey));
     switch (kind) {
       case "request":
