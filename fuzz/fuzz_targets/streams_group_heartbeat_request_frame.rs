@@ -1,0 +1,8 @@
+//! Fuzz target `streams_group_heartbeat_request_frame`: see `harness` for the properties checked.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let check = kafka_streams_group_fuzz::harness::target("streams_group_heartbeat_request_frame")
+        .expect("target is registered");
+    check(data);
+});
