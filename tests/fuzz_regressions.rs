@@ -105,8 +105,8 @@ fn replay_seeds_and_regressions() {
 }
 
 /// Known, unfixed findings (see `fuzz/known-bugs/README.md`): fails while any still fails.
+/// Fixed findings move to `fuzz/regressions/`, which every run replays.
 #[test]
-#[ignore = "known bugs in the codec; see fuzz/known-bugs/README.md"]
 fn known_bugs_are_fixed() {
     let mut still_failing = Vec::new();
     for (name, check) in harness::TARGETS {

@@ -1021,13 +1021,15 @@ impl<'a> Decoder<'a> {
         self.some(field, s)
     }
 
-    /// Reads a nullable compact string (0 = null).
+    /// Reads a nullable compact string (0 = null). Like Kafka's readers (and this crate's
+    /// encoder), strings longer than 32767 bytes are refused.
     pub fn compact_nullable_string(
         &mut self,
         field: &'static str,
     ) -> Result<Option<String>, DecodeError> {
         match self.compact_len(field)? {
             None => Ok(None),
+            Some(n) if n > i16::MAX as usize => Err(self.bad_len(field, n as i64)),
             Some(n) => {
                 let b = self.take(field, n)?;
                 self.utf8(field, b).map(Some)
@@ -1158,7 +1160,12 @@ impl<'a> Decoder<'a> {
     where
         F: FnMut(&mut Self) -> Result<T, DecodeError>,
     {
-        let mut v = Vec::with_capacity(n.min(self.remaining()));
+        // Reserve no more bytes than remain in the input: each element takes at least one
+        // byte on the wire but `size_of::<T>()` in memory, so capping the *count* by the
+        // remaining bytes could still reserve many times the frame (found by fuzzing: a
+        // 400 kB describe response reserved 86 MB).
+        let cap = self.remaining() / std::mem::size_of::<T>().max(1);
+        let mut v = Vec::with_capacity(n.min(cap));
         for _ in 0..n {
             v.push(elem(self)?);
         }
