@@ -24,6 +24,7 @@ pub mod admin;
 pub mod client;
 pub mod config;
 pub mod error;
+pub mod properties;
 pub mod protocol;
 pub mod runtime;
 pub mod streams;
