@@ -63,6 +63,10 @@ cargo_test || failed=1
 phase_end "unit tests"
 
 if [ $unit_only -eq 0 ]; then
+  phase "fuzz smoke: every cargo-fuzz target for a few seconds (fuzz/)"
+  bash "$repo/scripts/fuzz-smoke.sh" "${KSG_FUZZ_SECS:-5}" || failed=1
+  phase_end "fuzz smoke"
+
   phase "conformance: the crate's codecs against Kafka's own message classes (testing/oracle)"
   bash "$repo/scripts/oracle.sh" build
   KSG_ORACLE_CMD=$(bash "$repo/scripts/oracle.sh" cmd) cargo_test --test conformance -- --ignored || failed=1

@@ -19,8 +19,7 @@ use crate::protocol::api::create_topics::{
     CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
 };
 use crate::protocol::BrokerErrorKind;
-use crate::runtime::bridge::client_options;
-use crate::runtime::driver::client_error;
+use crate::runtime::bridge::{client_error_for, client_options};
 
 /// A topic to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,7 +66,8 @@ pub fn create_topics(
     timeout: Duration,
 ) -> Result<(), Error> {
     let deadline = Instant::now() + timeout;
-    let mut client = Client::connect(client_options(config)?, deadline).map_err(client_error)?;
+    let mut client = Client::connect(client_options(config)?, deadline)
+        .map_err(|e| client_error_for(config, e))?;
     let request = CreateTopicsRequest {
         topics: topics
             .iter()
@@ -91,7 +91,7 @@ pub fn create_topics(
     };
     let response = client
         .send(BrokerTarget::Any, &request, deadline)
-        .map_err(client_error)?;
+        .map_err(|e| client_error_for(config, e))?;
     for result in response.topics {
         let kind = BrokerErrorKind::from_code(result.error_code);
         if kind.is_none() || kind == BrokerErrorKind::TopicAlreadyExists {

@@ -279,18 +279,81 @@ pub enum Error {
     /// cannot do it), or refused a command.
     #[error(transparent)]
     Membership(#[from] crate::streams::MembershipError),
-    /// The session stopped earlier with this error; every later call reports it again.
-    #[error("the session has stopped: {0}")]
-    SessionFailed(std::sync::Arc<Error>),
+}
+
+/// Errors are cloned so that a stopped session can report its error to every caller, the
+/// subscriber and `state()` alike. An `io::Error` is not `Clone`; its copy keeps the kind and
+/// the message.
+impl Clone for Error {
+    fn clone(&self) -> Self {
+        match self {
+            Error::Io {
+                operation,
+                broker,
+                source,
+            } => Error::Io {
+                operation,
+                broker: broker.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::TlsSetup(p) => Error::TlsSetup(p.clone()),
+            Error::Tls { broker, source } => Error::Tls {
+                broker: broker.clone(),
+                source: source.clone(),
+            },
+            Error::Sasl {
+                mechanism,
+                broker,
+                source,
+            } => Error::Sasl {
+                mechanism,
+                broker: broker.clone(),
+                source: source.clone(),
+            },
+            Error::SaslAuthentication { mechanism, message } => Error::SaslAuthentication {
+                mechanism: mechanism.clone(),
+                message: message.clone(),
+            },
+            Error::Broker {
+                kind,
+                code,
+                message,
+                context,
+            } => Error::Broker {
+                kind: *kind,
+                code: *code,
+                message: message.clone(),
+                context: context.clone(),
+            },
+            Error::Timeout { operation, limit } => Error::Timeout {
+                operation: operation.clone(),
+                limit: *limit,
+            },
+            Error::Decode(e) => Error::Decode(e.clone()),
+            Error::Encode(e) => Error::Encode(e.clone()),
+            Error::Protocol { broker, message } => Error::Protocol {
+                broker: broker.clone(),
+                message: message.clone(),
+            },
+            Error::InvalidConfiguration { field, reason } => Error::InvalidConfiguration {
+                field,
+                reason: reason.clone(),
+            },
+            Error::Unsupported { what } => Error::Unsupported { what: what.clone() },
+            Error::Disconnected { broker, reason } => Error::Disconnected {
+                broker: broker.clone(),
+                reason: reason.clone(),
+            },
+            Error::Closed => Error::Closed,
+            Error::Membership(e) => Error::Membership(e.clone()),
+        }
+    }
 }
 
 impl Error {
     /// The error a stopped session keeps reporting, shared between every caller.
     pub(crate) fn from_shared(e: &std::sync::Arc<Error>) -> Error {
-        match &**e {
-            Error::Closed => Error::Closed,
-            _ => Error::SessionFailed(e.clone()),
-        }
+        (**e).clone()
     }
 
     /// The Kafka error code kind, for [`Error::Broker`].
@@ -300,7 +363,6 @@ impl Error {
             Error::Membership(crate::streams::MembershipError::Broker { error, .. }) => {
                 Some(*error)
             }
-            Error::SessionFailed(inner) => inner.broker_error_kind(),
             _ => None,
         }
     }
@@ -322,7 +384,6 @@ impl Error {
             | Error::InvalidConfiguration { .. }
             | Error::Unsupported { .. }
             | Error::Membership(_)
-            | Error::SessionFailed(_)
             | Error::Closed => false,
         }
     }

@@ -45,3 +45,8 @@ pub use streams::{
     StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole, StreamsTaskRuntime,
     StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo, UserEndpoint,
 };
+
+/// Compiles the README's Rust examples as doc tests, so the README cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

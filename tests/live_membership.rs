@@ -467,3 +467,38 @@ fn task_offsets_reach_4_4_brokers_and_are_withheld_from_older_ones() {
     );
     m.handle.close().expect("leave");
 }
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn join_with_a_wrong_password_fails_fast_with_a_typed_error() {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let client =
+        kafka_streams_group::ClientConfig::new(cluster.value("KSG_BOOTSTRAP_SASL_PLAINTEXT"))
+            .security_protocol(kafka_streams_group::SecurityProtocol::SaslPlaintext)
+            .sasl(kafka_streams_group::SaslConfig::scram_sha512(
+                cluster.value("KSG_SCRAM_USERNAME"),
+                "not-the-password",
+            ));
+    let config = StreamsGroupConfig::new(
+        "unused:1",
+        common::unique_name("ksg-badpw"),
+        simple_topology("t"),
+    )
+    .client_config(client)
+    .join_timeout(Duration::from_secs(30));
+    let started = Instant::now();
+    let err = StreamsGroupSession::join(config).expect_err("wrong password");
+    let took = started.elapsed();
+    eprintln!("wrong password: {err} after {took:?}");
+    assert!(
+        matches!(err, kafka_streams_group::Error::SaslAuthentication { .. }),
+        "{err:?}"
+    );
+    assert!(!err.is_retriable());
+    assert!(
+        took < Duration::from_secs(5),
+        "a refused login must not be retried until the join timeout: {took:?}"
+    );
+    assert!(!err.to_string().contains("not-the-password"));
+}

@@ -475,6 +475,16 @@ impl Client {
                         self.bootstrap = Some(c);
                         return Ok(());
                     }
+                    // Rejected credentials or certificates are the same at every broker, and
+                    // Kafka's clients treat them as fatal: report them at once instead of
+                    // trying (and being refused by) every address.
+                    Err(
+                        e @ (ClientError::Sasl { .. }
+                        | ClientError::Transport(TransportError::Tls { .. })),
+                    ) => {
+                        log::warn!("bootstrap via {server} ({sa}) refused: {e}");
+                        return Err(e);
+                    }
                     Err(e) => {
                         log::debug!("bootstrap via {server} ({sa}) failed: {e}");
                         attempts.push(format!("{server} ({sa}): {e}"));

@@ -170,7 +170,8 @@ impl Driver {
         let result = (|| -> Result<(i32, String, i16), Error> {
             if self.client.is_none() {
                 let options = self.client_options()?;
-                let client = Client::connect(options, deadline).map_err(client_error)?;
+                let client = Client::connect(options, deadline)
+                    .map_err(|e| super::bridge::client_error_for(&self.client_config, e))?;
                 self.client = Some(client);
             }
             let client = self.client.as_mut().ok_or(Error::Closed)?;
@@ -306,7 +307,7 @@ impl Driver {
                             broker: None,
                         },
                     );
-                    self.last_error = Some(copy_error(&e));
+                    self.last_error = Some(e.clone());
                     Err(e)
                 }
             }
@@ -323,7 +324,7 @@ impl Driver {
                 }
                 let err = client_error(e);
                 self.membership.handle_error(now, failure);
-                self.last_error = Some(copy_error(&err));
+                self.last_error = Some(err.clone());
                 Err(err)
             }
         }
@@ -559,32 +560,6 @@ fn transport_error(t: TransportError) -> Error {
                 "frame announces {size} bytes, above the limit of {max} (is this a TLS \
                  listener reached without TLS?)"
             ),
-        },
-        other => Error::Disconnected {
-            broker: None,
-            reason: other.to_string(),
-        },
-    }
-}
-
-/// Errors are not `Clone` (they may hold `io::Error`). Blocking callers and waiters get a
-/// faithful copy of a broker error or timeout, anything else as a disconnect carrying its text.
-pub(crate) fn copy_error(e: &Error) -> Error {
-    match e {
-        Error::Broker {
-            kind,
-            code,
-            message,
-            context,
-        } => Error::Broker {
-            kind: *kind,
-            code: *code,
-            message: message.clone(),
-            context: context.clone(),
-        },
-        Error::Timeout { operation, limit } => Error::Timeout {
-            operation: operation.clone(),
-            limit: *limit,
         },
         other => Error::Disconnected {
             broker: None,

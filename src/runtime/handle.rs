@@ -2,7 +2,7 @@
 //!
 //! The thread owns the session (connection, state machine, clock). Application threads send
 //! commands on a bounded crossbeam channel; blocking calls carry a one-shot reply channel and
-//! a deadline. The assignment snapshot is shared through [`super::shared::Shared`].
+//! a deadline. The assignment snapshot is shared through `shared::Shared`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use crate::streams::{
     StreamsTaskRuntime, StreamsTaskTransition,
 };
 
-use super::driver::{copy_error, Driver};
+use super::driver::Driver;
 use super::metrics::{MemberMetrics, StreamsGroupMetrics};
 use super::session::{leave, StreamsGroupSession};
 use super::shared::{AssignmentSubscriber, Shared, StreamsGroupState};
@@ -326,7 +326,7 @@ fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>, c
             for w in waiting.drain(..) {
                 let _ = w.send(match &reply {
                     Ok(a) => Ok(a.clone()),
-                    Err(e) => Err(copy_error(e)),
+                    Err(e) => Err(e.clone()),
                 });
             }
         }

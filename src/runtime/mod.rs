@@ -10,8 +10,8 @@
 //!                                condvar)        ▼
 //! ```
 //!
-//! [`StreamsGroupSession`] runs the same [`driver::Driver`] on the caller's thread; there is
-//! one implementation of the I/O around the state machine.
+//! [`StreamsGroupSession`] runs the same `Driver` on the caller's thread; there is
+//! one implementation of the I/O around the state machine (`driver::Driver`).
 
 pub(crate) mod bridge;
 pub mod config;
