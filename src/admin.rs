@@ -19,7 +19,6 @@ use crate::protocol::api::create_topics::{
     CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
 };
 use crate::protocol::BrokerErrorKind;
-use crate::runtime::bridge::client_options;
 use crate::runtime::driver::client_error;
 
 /// A topic to create.
@@ -67,7 +66,9 @@ pub fn create_topics(
     timeout: Duration,
 ) -> Result<(), Error> {
     let deadline = Instant::now() + timeout;
-    let mut client = Client::connect(client_options(config)?, deadline).map_err(client_error)?;
+    // from_config, not Client::connect: a refused password or certificate stays a typed
+    // SaslAuthentication / Tls error instead of a "no broker reachable" string.
+    let mut client = Client::from_config(config, timeout)?;
     let request = CreateTopicsRequest {
         topics: topics
             .iter()
