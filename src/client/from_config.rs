@@ -83,9 +83,11 @@ impl Client {
                     continue;
                 }
                 let attempt_deadline = deadline.min(now + config.get_request_timeout());
-                let r = client.broker_options(&server, attempt_deadline).and_then(|o| {
-                    BrokerConnection::connect_addrs(&server, &[sa], &o, attempt_deadline)
-                });
+                let r = client
+                    .broker_options(&server, attempt_deadline)
+                    .and_then(|o| {
+                        BrokerConnection::connect_addrs(&server, &[sa], &o, attempt_deadline)
+                    });
                 match r {
                     Ok(c) => {
                         log::debug!("bootstrapped via {server} ({sa})");

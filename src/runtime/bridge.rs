@@ -9,9 +9,9 @@ use std::time::Duration;
 use crate::client::{AuthStep, ClientOptions, ConnectionObserver, SaslAuthenticator, SaslFactory};
 use crate::config::{ClientConfig, ClientMetrics, SaslConfig};
 use crate::error::{Error, TlsProblem};
-use rustls::pki_types::ServerName;
 use crate::transport::sasl::{SaslMechanism, SaslStep};
 use crate::transport::tls::build_client_config;
+use rustls::pki_types::ServerName;
 
 /// Builds the client layer's options. Fails on invalid settings or TLS material that cannot
 /// be loaded, before any connection is attempted.
