@@ -330,6 +330,39 @@ fn wrong_password_is_one_attempt_and_names_the_mechanism() {
     }
 }
 
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn wrong_password_on_every_bootstrap_server_is_still_typed() {
+    let c = cluster();
+    // Two names for the same listener: two attempts, both refused.
+    let port = c
+        .value("KSG_BOOTSTRAP_SASL_PLAINTEXT")
+        .rsplit_once(':')
+        .expect("host:port")
+        .1
+        .to_owned();
+    let metrics = ClientMetrics::new();
+    let config = ClientConfig::new(format!("127.0.0.1:{port},localhost:{port}"))
+        .security_protocol(SecurityProtocol::SaslPlaintext)
+        .sasl(SaslConfig::scram_sha256(
+            c.value("KSG_SCRAM_USERNAME"),
+            "not-the-password",
+        ))
+        .metrics(metrics.clone());
+    let err = Client::from_config(&config, Duration::from_secs(20)).expect_err("refused");
+    eprintln!("error: {err:?}");
+    assert!(
+        matches!(&err, Error::SaslAuthentication { mechanism, .. } if mechanism == "SCRAM-SHA-256"),
+        "{err:?}"
+    );
+    let snap = metrics.snapshot();
+    assert_eq!(
+        snap.requests_by_api.get(&API_VERSIONS),
+        Some(&2),
+        "{snap:?}"
+    );
+}
+
 /// A CA the broker never saw, as PEM.
 fn foreign_ca_pem() -> String {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");

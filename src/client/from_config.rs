@@ -43,17 +43,18 @@ impl Client {
     /// `timeout`.
     ///
     /// Each attempt obeys the config's limits as well: the TCP connect and TLS handshake
-    /// [`ClientConfig::connect_timeout`], the ApiVersions and SASL exchange
-    /// [`ClientConfig::request_timeout`] from the attempt's start. Every resolved address is
+    /// [`ClientConfig::connect_timeout`], and the whole attempt (ApiVersions and SASL
+    /// included) [`ClientConfig::request_timeout`] from its start. Every resolved address is
     /// tried once; there is no retry loop, so a rejected password costs exactly one
-    /// connection per call.
+    /// connection per address per call.
     ///
     /// Errors are typed: [`Error::InvalidConfiguration`] / [`Error::TlsSetup`] before any I/O;
     /// [`Error::Tls`] for certificate and handshake failures, [`Error::SaslAuthentication`]
     /// (naming the mechanism) for rejected credentials, [`Error::Timeout`] for a broker that
     /// does not answer, [`Error::Protocol`] for a non-Kafka peer (e.g. a TLS listener reached
-    /// without TLS). When several attempts reached a broker and all failed, or none got past
-    /// the TCP connect, the result is [`Error::Disconnected`] listing every attempt.
+    /// without TLS). A refusal (SASL, TLS, protocol) from any broker is returned as such; when
+    /// no attempt got past the TCP connect, or several failed only transiently, the result is
+    /// [`Error::Disconnected`] listing every attempt.
     pub fn from_config(config: &ClientConfig, timeout: Duration) -> Result<Client, Error> {
         let opts = client_options(config)?;
         let deadline = Instant::now() + timeout;
@@ -109,14 +110,23 @@ impl Client {
                 }
             }
         }
-        if reached.len() == 1 {
-            // Any other attempt could not even connect; the one broker that answered says why.
-            if let Some(e) = reached.pop() {
-                if attempts.len() > 1 {
-                    log::debug!("bootstrap failed: {}", attempts.join("; "));
-                }
-                return Err(config_error(config, e));
+        let mut errors: Vec<Error> = reached
+            .into_iter()
+            .map(|e| config_error(config, e))
+            .collect();
+        // A broker that refused us (credentials, certificate, not Kafka) gives the same answer
+        // on every retry: that error is the result, typed and not retriable. Otherwise the
+        // only broker that answered at all says best what went wrong.
+        let pick = match errors.iter().position(|e| !e.is_retriable()) {
+            Some(i) => Some(errors.swap_remove(i)),
+            None if errors.len() == 1 => errors.pop(),
+            None => None,
+        };
+        if let Some(e) = pick {
+            if attempts.len() > 1 {
+                log::debug!("bootstrap failed: {}", attempts.join("; "));
             }
+            return Err(e);
         }
         if attempts.is_empty() {
             attempts.push("no bootstrap servers configured".to_owned());
