@@ -19,7 +19,7 @@ use crate::protocol::api::create_topics::{
     CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
 };
 use crate::protocol::BrokerErrorKind;
-use crate::runtime::bridge::{client_error_for, client_options};
+use crate::runtime::bridge::client_error_for;
 
 /// A topic to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,8 +66,9 @@ pub fn create_topics(
     timeout: Duration,
 ) -> Result<(), Error> {
     let deadline = Instant::now() + timeout;
-    let mut client = Client::connect(client_options(config)?, deadline)
-        .map_err(|e| client_error_for(config, e))?;
+    // from_config, not Client::connect: a refused password or certificate stays a typed
+    // SaslAuthentication / Tls error instead of a "no broker reachable" string.
+    let mut client = Client::from_config(config, timeout)?;
     let request = CreateTopicsRequest {
         topics: topics
             .iter()

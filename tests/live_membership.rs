@@ -350,11 +350,16 @@ fn the_heartbeat_thread_keeps_a_busy_member_stable() {
     ));
     // Wait until the member *runs* all four tasks and the broker has seen that (Stable): the
     // target alone can arrive a moment before the application reconciled it.
-    wait_for(&mut [&mut m], Duration::from_secs(30), "all tasks running, stable", |ms| {
-        ms[0].active().len() == 4
-            && ms[0].running_active().len() == 4
-            && matches!(ms[0].handle.state(), StreamsGroupState::Stable)
-    });
+    wait_for(
+        &mut [&mut m],
+        Duration::from_secs(30),
+        "all tasks running, stable",
+        |ms| {
+            ms[0].active().len() == 4
+                && ms[0].running_active().len() == 4
+                && matches!(ms[0].handle.state(), StreamsGroupState::Stable)
+        },
+    );
     let epoch = m.handle.member_epoch();
     let member_id = m.handle.member_id();
     let heartbeats_before = m.handle.metrics().heartbeats;

@@ -11,6 +11,8 @@ pub mod connection;
 pub mod error;
 pub mod observer;
 
+mod from_config;
+
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -50,6 +52,9 @@ pub struct ClientOptions {
     pub max_frame_size: usize,
     /// TLS client config; the server name is each broker's advertised host. `None` = plaintext.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The name every broker certificate is verified against instead of the host in the
+    /// broker's address (`TlsConfig::server_name`). `None` = the address's host.
+    pub tls_server_name: Option<ServerName<'static>>,
     /// SASL mechanism factory; `None` = no SASL.
     pub sasl: Option<SaslFactory>,
     /// Receives connection and request events (metrics); `None` = not observed.
@@ -65,6 +70,7 @@ impl ClientOptions {
             connect_timeout: Duration::from_secs(10),
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             tls: None,
+            tls_server_name: None,
             sasl: None,
             observer: None,
         }
@@ -79,6 +85,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("connect_timeout", &self.connect_timeout)
             .field("max_frame_size", &self.max_frame_size)
             .field("tls", &self.tls.is_some())
+            .field("tls_server_name", &self.tls_server_name)
             .field("sasl", &self.sasl.is_some())
             .field("observer", &self.observer.is_some())
             .finish()
@@ -506,7 +513,13 @@ impl Client {
         let left = deadline.saturating_duration_since(Instant::now());
         let tls = match &self.opts.tls {
             None => None,
-            Some(cfg) => Some((Arc::clone(cfg), server_name(addr)?)),
+            Some(cfg) => {
+                let name = match &self.opts.tls_server_name {
+                    Some(name) => name.clone(),
+                    None => server_name(addr)?,
+                };
+                Some((Arc::clone(cfg), name))
+            }
         };
         Ok(BrokerConnectOptions {
             transport: ConnectOptions {

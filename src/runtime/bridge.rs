@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use crate::client::{AuthStep, ClientOptions, ConnectionObserver, SaslAuthenticator, SaslFactory};
 use crate::config::{ClientConfig, ClientMetrics, SaslConfig};
-use crate::error::Error;
+use crate::error::{Error, TlsProblem};
 use crate::transport::sasl::{SaslMechanism, SaslStep};
 use crate::transport::tls::build_client_config;
+use rustls::pki_types::ServerName;
 
 /// Builds the client layer's options. Fails on invalid settings or TLS material that cannot
 /// be loaded, before any connection is attempted.
@@ -39,6 +40,17 @@ pub(crate) fn client_options(config: &ClientConfig) -> Result<ClientOptions, Err
             reason: format!("{protocol:?} needs TLS settings"),
         })?;
         options.tls = Some(build_client_config(tls)?);
+        // validate() checked that an override parses; keep the error path anyway.
+        options.tls_server_name = tls
+            .server_name_override()
+            .map(|name| {
+                ServerName::try_from(name.to_owned()).map_err(|_| {
+                    Error::TlsSetup(TlsProblem::InvalidServerName {
+                        name: name.to_owned(),
+                    })
+                })
+            })
+            .transpose()?;
     }
     if protocol.uses_sasl() {
         let sasl = config

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
-use crate::client::{BrokerTarget, Client, ClientError, ClientOptions};
+use crate::client::{BrokerTarget, Client, ClientError};
 use crate::config::{ClientConfig, ClientMetrics};
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::streams_group_heartbeat::StreamsGroupHeartbeatRequest;
@@ -161,17 +161,15 @@ impl Driver {
         outcome
     }
 
-    fn client_options(&self) -> Result<ClientOptions, Error> {
-        super::bridge::client_options(&self.client_config)
-    }
-
     fn find_coordinator(&mut self, now: Instant) {
         let deadline = now + self.request_timeout;
         let result = (|| -> Result<(i32, String, i16), Error> {
             if self.client.is_none() {
-                let options = self.client_options()?;
-                let client = Client::connect(options, deadline)
-                    .map_err(|e| super::bridge::client_error_for(&self.client_config, e))?;
+                // from_config keeps the typed error of a broker that refused us (SASL, TLS):
+                // those are not retriable, so a wrong password fails the join at once instead
+                // of reconnecting until the join timeout.
+                let timeout = deadline.saturating_duration_since(Instant::now());
+                let client = Client::from_config(&self.client_config, timeout)?;
                 self.client = Some(client);
             }
             let client = self.client.as_mut().ok_or(Error::Closed)?;
