@@ -21,6 +21,7 @@ use crate::streams::{
     HeartbeatFailure, MemberState, MembershipCommand, MembershipEvent, RetryBackoff,
     StreamsGroupSessionAssignment, StreamsMembership, TasksLostReason,
 };
+use crate::transport::stream::Interrupt;
 use crate::transport::TransportError;
 
 use super::metrics::MemberMetrics;
@@ -51,6 +52,17 @@ pub(crate) struct Driver {
     last_published: StreamsGroupSessionAssignment,
     last_statuses: Vec<(i8, String)>,
     rng: rand::rngs::StdRng,
+    /// Cuts blocking I/O short when the handle closes or drops (see [`Interrupt`]).
+    interrupt: Interrupt,
+    /// A leave heartbeat whose delivery failed retriably (NOT_COORDINATOR, coordinator not
+    /// available, a broken or timed-out connection). The state machine treats a leave as fire
+    /// and forget, like Java; the runtime resends it to the (re-discovered) coordinator until
+    /// the close deadline, so that the broker hands the tasks over at once instead of after
+    /// the session timeout. The state machine hears of the leave's fate once: the answer that
+    /// finally arrives, or a disconnect when the close deadline passes.
+    leave_retry: Option<StreamsGroupHeartbeatRequest>,
+    leave_retry_at: Option<Instant>,
+    leave_failures: u32,
 }
 
 impl Driver {
@@ -84,6 +96,29 @@ impl Driver {
             last_published: StreamsGroupSessionAssignment::new(),
             last_statuses: Vec::new(),
             rng: rand::rngs::StdRng::from_rng(&mut rand::rng()),
+            interrupt: Interrupt::new(),
+            leave_retry: None,
+            leave_retry_at: None,
+            leave_failures: 0,
+        }
+    }
+
+    /// The interrupt shared with every connection this driver opens.
+    pub(crate) fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
+    }
+
+    /// Gives up resending the leave (the close deadline passed): the state machine learns
+    /// that it failed and counts the member as left.
+    pub(crate) fn abandon_leave(&mut self) {
+        if self.leave_retry.take().is_some() {
+            self.membership.handle_error(
+                Instant::now(),
+                HeartbeatFailure::Disconnected(
+                    "close deadline passed before the leave was answered".into(),
+                ),
+            );
+            self.drain_events();
         }
     }
 
@@ -135,6 +170,13 @@ impl Driver {
         if self.failure.is_some() {
             return None;
         }
+        if self.leave_retry.is_some() {
+            let mut at = self.leave_retry_at.unwrap_or_else(Instant::now);
+            if self.coordinator.is_none() {
+                at = at.max(self.lookup_at.unwrap_or(at));
+            }
+            return Some(at);
+        }
         if self.wants_coordinator() && !self.membership.has_coordinator() {
             return Some(self.lookup_at.unwrap_or_else(Instant::now));
         }
@@ -146,6 +188,9 @@ impl Driver {
     pub(crate) fn poll(&mut self, now: Instant) -> Option<RoundTrip> {
         if self.failure.is_some() {
             return None;
+        }
+        if self.leave_retry.is_some() {
+            return self.poll_leave_retry(now);
         }
         if self.wants_coordinator()
             && !self.membership.has_coordinator()
@@ -161,8 +206,39 @@ impl Driver {
         outcome
     }
 
+    fn poll_leave_retry(&mut self, now: Instant) -> Option<RoundTrip> {
+        if self.coordinator.is_none() {
+            if self.lookup_at.is_some_and(|at| now < at) {
+                return None;
+            }
+            self.find_coordinator(now);
+            if self.coordinator.is_none() || self.failure.is_some() {
+                return None;
+            }
+        }
+        if self.leave_retry_at.is_some_and(|at| now < at) {
+            return None;
+        }
+        let request = self.leave_retry.take()?;
+        log::info!("group {}: resending the leave heartbeat", self.group_id);
+        let outcome = self.send_heartbeat(&request);
+        self.drain_events();
+        Some(outcome)
+    }
+
+    /// Keeps a leave whose delivery failed retriably for another attempt, after `delay`.
+    fn retry_leave(&mut self, request: &StreamsGroupHeartbeatRequest, delay: Duration) {
+        self.leave_failures = self.leave_failures.saturating_add(1);
+        self.coordinator = None;
+        self.lookup_at = None;
+        self.leave_retry = Some(request.clone());
+        self.leave_retry_at = Some(Instant::now() + delay);
+    }
+
     fn client_options(&self) -> Result<ClientOptions, Error> {
-        super::bridge::client_options(&self.client_config)
+        let mut options = super::bridge::client_options(&self.client_config)?;
+        options.interrupt = Some(self.interrupt.clone());
+        Ok(options)
     }
 
     fn find_coordinator(&mut self, now: Instant) {
@@ -271,11 +347,35 @@ impl Driver {
         );
         let now = Instant::now();
         let latency = now.saturating_duration_since(started);
+        let is_leave = request.member_epoch < 0;
         match result {
             Ok(response) => {
                 self.member_metrics.record_heartbeat(latency, now);
                 let code = response.error_code;
                 let message = response.error_message.clone();
+                let moved = matches!(
+                    BrokerErrorKind::from_code(code),
+                    BrokerErrorKind::NotCoordinator | BrokerErrorKind::CoordinatorNotAvailable
+                );
+                if is_leave && moved {
+                    // Like a heartbeat after a coordinator move: look it up again, no backoff.
+                    log::info!(
+                        "group {}: leave answered {}; resending it to the new coordinator",
+                        self.group_id,
+                        BrokerErrorKind::from_code(code)
+                    );
+                    self.retry_leave(request, Duration::ZERO);
+                    return Err(Error::broker(
+                        code,
+                        message,
+                        BrokerErrorContext {
+                            api: Some("StreamsGroupHeartbeat"),
+                            group: Some(self.group_id.clone()),
+                            broker: None,
+                        },
+                    ));
+                }
+                self.leave_retry = None;
                 self.membership.handle_response(now, &response);
                 if code == 0 {
                     Ok(())
@@ -316,6 +416,16 @@ impl Driver {
                 self.member_metrics.record_retry();
                 let failure = heartbeat_failure(&e);
                 log::warn!("group {}: heartbeat failed: {e}", self.group_id);
+                if is_leave
+                    && matches!(
+                        failure,
+                        HeartbeatFailure::Disconnected(_) | HeartbeatFailure::TimedOut
+                    )
+                {
+                    let delay = self.backoff.delay(self.leave_failures, self.rng.random());
+                    self.retry_leave(request, delay);
+                    return Err(client_error(e));
+                }
                 // Any transport failure: forget the coordinator connection; the state
                 // machine asks for a new lookup (CoordinatorLost) and a full heartbeat.
                 if !matches!(e, ClientError::Broker { .. }) {
