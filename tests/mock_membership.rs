@@ -218,8 +218,11 @@ fn coordinator_error_retries_at_once(code: i16) {
         mock.find_coordinator_calls() >= 2,
         "coordinator looked up again"
     );
-    // Every field of a heartbeat is re-sent: the owned tasks (empty here) are listed.
-    assert_eq!(log[first + 1].request.active_tasks, Some(vec![]));
+    // Every field of a heartbeat is re-sent: the owned tasks (none here) in all three lists.
+    let next = &log[first + 1].request;
+    assert_eq!(next.active_tasks, Some(vec![]));
+    assert_eq!(next.standby_tasks, Some(vec![]));
+    assert_eq!(next.warmup_tasks, Some(vec![]));
     assert_eq!(log[first + 1].request.member_epoch, 1);
     assert_eq!(mock.pipelined(), 0);
     handle.close().expect("close");
@@ -618,6 +621,7 @@ fn cadence_three_to_five_heartbeats_in_two_and_a_half_intervals_of_one_second() 
 #[test]
 fn blackholed_request_times_out_on_time_and_heartbeats_resume_on_a_new_connection() {
     let mock = MockCoordinator::start();
+    mock.set_responder(steady(1, HBI_MS, &[("0", &[0])]));
     let o = Opts {
         request_timeout: Duration::from_secs(1),
         ..Opts::default()
@@ -644,7 +648,12 @@ fn blackholed_request_times_out_on_time_and_heartbeats_resume_on_a_new_connectio
     );
     assert!(g >= min && g <= max, "{g:?} outside [{min:?}, {max:?}]");
     assert_ne!(log[first].conn, log[first + 1].conn, "connection replaced");
-    assert_eq!(log[first + 1].request.member_epoch, 1);
+    let next = &log[first + 1].request;
+    assert_eq!(next.member_epoch, 1);
+    // After a transport failure the owned tasks are re-sent in all three lists.
+    assert_eq!(next.active_tasks, Some(tasks(&[("0", &[0])])));
+    assert_eq!(next.standby_tasks, Some(vec![]));
+    assert_eq!(next.warmup_tasks, Some(vec![]));
     assert_eq!(mock.pipelined(), 0);
     handle.close().expect("close");
 }

@@ -501,3 +501,51 @@ fn connect_one(sa: SocketAddr, deadline: Instant) -> io::Result<(Poll, TcpStream
     sock.set_nodelay(true)?;
     Ok((poll, sock))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrupt_keeps_the_earliest_deadline() {
+        let i = Interrupt::new();
+        assert_eq!(i.deadline(), None);
+        let far = Instant::now() + Duration::from_secs(10);
+        assert_eq!(i.cap(far), far);
+        let soon = Instant::now() + Duration::from_millis(100);
+        i.interrupt_at(soon);
+        i.clone().interrupt_at(far);
+        let d = i.deadline().expect("set");
+        assert!(
+            d <= soon && soon - d < Duration::from_micros(1),
+            "{d:?} vs {soon:?}"
+        );
+        assert_eq!(i.cap(far), d);
+    }
+
+    #[test]
+    fn a_read_blocked_on_a_silent_peer_ends_when_another_thread_interrupts() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let mut stream =
+            Stream::connect(&addr.to_string(), Duration::from_secs(2), None).expect("connect");
+        let (_peer, _) = listener.accept().expect("accept");
+        let interrupt = Interrupt::new();
+        stream.set_interrupt(Some(interrupt.clone()));
+        let started = Instant::now();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            interrupt.interrupt_at(Instant::now());
+        });
+        let mut buf = [0u8; 16];
+        let r = stream.read_some(&mut buf, started + Duration::from_secs(10));
+        let took = started.elapsed();
+        setter.join().expect("setter");
+        assert!(matches!(r, Err(TransportError::Timeout { .. })), "{r:?}");
+        assert!(
+            took >= Duration::from_millis(100)
+                && took < Duration::from_millis(100) + 4 * INTERRUPT_CHECK,
+            "{took:?}"
+        );
+    }
+}
