@@ -900,3 +900,29 @@ fn leave_retries_stop_at_the_close_deadline() {
     std::thread::sleep(HBI * 2);
     assert_eq!(mock.count(), after, "nothing after close returned");
 }
+
+#[test]
+fn not_coordinator_from_a_broker_findcoordinator_keeps_naming_is_throttled() {
+    // A coordinator still loading answers NOT_COORDINATOR while FindCoordinator keeps naming
+    // it. Java's FindCoordinator RequestState waits retry.backoff.ms after each answer; so
+    // does the driver: about one lookup and heartbeat per 100 ms (±20%), not a network-speed
+    // loop.
+    let mock = MockCoordinator::start();
+    let handle = member(&mock, &mock.addr(), &Opts::default());
+    let n = mock.count();
+    mock.wait_for(n + 1, Duration::from_secs(2)).expect("tick");
+    mock.set_responder(|_: &mock_coordinator::Call<'_>| Reply::Error(16));
+    let (c0, f0) = (mock.count(), mock.find_coordinator_calls());
+    std::thread::sleep(Duration::from_secs(1));
+    let (hb, fc) = (mock.count() - c0, mock.find_coordinator_calls() - f0);
+    println!("NOT_COORDINATOR loop: {hb} heartbeats, {fc} FindCoordinator in 1 s");
+    assert!((5..=14).contains(&hb), "{hb}");
+    assert!(fc <= 14, "{fc}");
+    mock.set_responder(steady(1, HBI_MS, &[]));
+    let c1 = mock.count();
+    mock.wait_for(c1 + 2, Duration::from_secs(2))
+        .expect("recovers");
+    assert_eq!(handle.member_epoch(), 1);
+    assert_eq!(mock.pipelined(), 0);
+    handle.close().expect("close");
+}

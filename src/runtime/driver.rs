@@ -39,6 +39,12 @@ pub(crate) struct Driver {
     /// When the next coordinator lookup may run (after a failed one).
     lookup_at: Option<Instant>,
     lookup_failures: u32,
+    /// When the last coordinator lookup succeeded. As in Java's `RequestState`, a new lookup
+    /// waits one base backoff after the previous answer, so a broker that answers
+    /// NOT_COORDINATOR while FindCoordinator keeps naming it (a coordinator still loading)
+    /// is not hammered at network speed; a real move (long after the last lookup) is not
+    /// delayed at all.
+    lookup_ok_at: Option<Instant>,
     backoff: RetryBackoff,
     request_timeout: Duration,
     group_id: String,
@@ -83,6 +89,7 @@ impl Driver {
             coordinator: None,
             lookup_at: None,
             lookup_failures: 0,
+            lookup_ok_at: None,
             backoff: RetryBackoff {
                 base,
                 max,
@@ -226,11 +233,18 @@ impl Driver {
         Some(outcome)
     }
 
+    /// The earliest time of the next coordinator lookup after the coordinator was lost.
+    fn next_lookup_at(&mut self) -> Option<Instant> {
+        let ok_at = self.lookup_ok_at?;
+        let at = ok_at + self.backoff.delay(0, self.rng.random());
+        (at > Instant::now()).then_some(at)
+    }
+
     /// Keeps a leave whose delivery failed retriably for another attempt, after `delay`.
     fn retry_leave(&mut self, request: &StreamsGroupHeartbeatRequest, delay: Duration) {
         self.leave_failures = self.leave_failures.saturating_add(1);
         self.coordinator = None;
-        self.lookup_at = None;
+        self.lookup_at = self.next_lookup_at();
         self.leave_retry = Some(request.clone());
         self.leave_retry_at = Some(Instant::now() + delay);
     }
@@ -283,6 +297,7 @@ impl Driver {
                 self.coordinator = Some(node);
                 self.lookup_at = None;
                 self.lookup_failures = 0;
+                self.lookup_ok_at = Some(Instant::now());
                 if let Err(e) = self.membership.handle_command(
                     now,
                     MembershipCommand::CoordinatorReady {
@@ -511,7 +526,7 @@ impl Driver {
                         self.group_id
                     );
                     self.coordinator = None;
-                    self.lookup_at = None;
+                    self.lookup_at = self.next_lookup_at();
                 }
                 MembershipEvent::TopicAuthorizationFailed { message } => {
                     log::warn!(
