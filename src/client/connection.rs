@@ -193,6 +193,12 @@ impl BrokerConnection {
         self.conn.peer_addr()
     }
 
+    /// Lets another thread end this connection's waits early (see
+    /// [`crate::transport::stream::Interrupt`]).
+    pub fn set_interrupt(&mut self, interrupt: Option<crate::transport::stream::Interrupt>) {
+        self.conn.set_interrupt(interrupt);
+    }
+
     /// True once an error made the connection unusable; discard it.
     pub fn is_broken(&self) -> bool {
         self.conn.is_broken()

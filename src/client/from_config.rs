@@ -56,7 +56,20 @@ impl Client {
     /// no attempt got past the TCP connect, or several failed only transiently, the result is
     /// [`Error::Disconnected`] listing every attempt.
     pub fn from_config(config: &ClientConfig, timeout: Duration) -> Result<Client, Error> {
-        let opts = client_options(config)?;
+        Self::from_config_with(config, timeout, None)
+    }
+
+    /// [`Client::from_config`] whose blocking waits also end when `interrupt` fires (the
+    /// heartbeat thread's close and drop).
+    pub(crate) fn from_config_with(
+        config: &ClientConfig,
+        timeout: Duration,
+        interrupt: Option<crate::transport::stream::Interrupt>,
+    ) -> Result<Client, Error> {
+        let mut opts = client_options(config)?;
+        if interrupt.is_some() {
+            opts.interrupt = interrupt;
+        }
         let deadline = Instant::now() + timeout;
         let mut client = Client {
             opts,

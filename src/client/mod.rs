@@ -36,6 +36,13 @@ pub use observer::ConnectionObserver;
 /// Pause between attempts when the broker says "try again" (coordinator loading, ...).
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
 
+/// `deadline`, brought forward to the options' interrupt if that is set earlier.
+fn cap(opts: &ClientOptions, deadline: Instant) -> Instant {
+    opts.interrupt
+        .as_ref()
+        .map_or(deadline, |i| i.cap(deadline))
+}
+
 /// `FindCoordinator` key type for consumer/streams groups.
 const KEY_TYPE_GROUP: i8 = 0;
 
@@ -59,6 +66,9 @@ pub struct ClientOptions {
     pub sasl: Option<SaslFactory>,
     /// Receives connection and request events (metrics); `None` = not observed.
     pub observer: Option<Arc<dyn ConnectionObserver>>,
+    /// Lets another thread cut every blocking call of this client short (a heartbeat thread
+    /// being closed or dropped); `None` = calls run to their own deadlines.
+    pub interrupt: Option<crate::transport::stream::Interrupt>,
 }
 
 impl ClientOptions {
@@ -73,6 +83,7 @@ impl ClientOptions {
             tls_server_name: None,
             sasl: None,
             observer: None,
+            interrupt: None,
         }
     }
 }
@@ -88,6 +99,10 @@ impl std::fmt::Debug for ClientOptions {
             .field("tls_server_name", &self.tls_server_name)
             .field("sasl", &self.sasl.is_some())
             .field("observer", &self.observer.is_some())
+            .field(
+                "interrupt",
+                &self.interrupt.as_ref().and_then(|i| i.deadline()),
+            )
             .finish()
     }
 }
@@ -156,6 +171,7 @@ impl Client {
     /// Connects to the first reachable bootstrap server (every address of every server, in
     /// order) and negotiates ApiVersions with it, before `deadline`.
     pub fn connect(opts: ClientOptions, deadline: Instant) -> Result<Client, ClientError> {
+        let deadline = cap(&opts, deadline);
         let mut client = Client {
             opts,
             bootstrap: None,
@@ -272,6 +288,7 @@ impl Client {
         group: &str,
         deadline: Instant,
     ) -> Result<BrokerAddress, ClientError> {
+        let deadline = cap(&self.opts, deadline);
         loop {
             let r = self.find_coordinator_once(group, deadline);
             match r {
@@ -399,6 +416,7 @@ impl Client {
         target: BrokerTarget,
         deadline: Instant,
     ) -> Result<&mut BrokerConnection, ClientError> {
+        let deadline = cap(&self.opts, deadline);
         self.prune_broken();
         match target {
             BrokerTarget::Any => {
@@ -415,7 +433,8 @@ impl Client {
             }
             BrokerTarget::Node(id) => {
                 if !self.nodes.contains_key(&id) {
-                    let conn = self.open_node(id, deadline)?;
+                    let mut conn = self.open_node(id, deadline)?;
+                    conn.set_interrupt(self.opts.interrupt.clone());
                     self.note_reopened(Some(id));
                     self.versions.insert(id, conn.api_versions().clone());
                     self.nodes.insert(id, conn);
@@ -476,7 +495,8 @@ impl Client {
                     .broker_options(&server, deadline)
                     .and_then(|o| BrokerConnection::connect_addrs(&server, &[sa], &o, deadline));
                 match r {
-                    Ok(c) => {
+                    Ok(mut c) => {
+                        c.set_interrupt(self.opts.interrupt.clone());
                         log::debug!("bootstrapped via {server} ({sa})");
                         self.note_reopened(None);
                         self.bootstrap = Some(c);

@@ -21,6 +21,7 @@ use crate::streams::{
     HeartbeatFailure, MemberState, MembershipCommand, MembershipEvent, RetryBackoff,
     StreamsGroupSessionAssignment, StreamsMembership, TasksLostReason,
 };
+use crate::transport::stream::Interrupt;
 use crate::transport::TransportError;
 
 use super::metrics::MemberMetrics;
@@ -38,6 +39,12 @@ pub(crate) struct Driver {
     /// When the next coordinator lookup may run (after a failed one).
     lookup_at: Option<Instant>,
     lookup_failures: u32,
+    /// When the last coordinator lookup succeeded. As in Java's `RequestState`, a new lookup
+    /// waits one base backoff after the previous answer, so a broker that answers
+    /// NOT_COORDINATOR while FindCoordinator keeps naming it (a coordinator still loading)
+    /// is not hammered at network speed; a real move (long after the last lookup) is not
+    /// delayed at all.
+    lookup_ok_at: Option<Instant>,
     backoff: RetryBackoff,
     request_timeout: Duration,
     group_id: String,
@@ -51,6 +58,17 @@ pub(crate) struct Driver {
     last_published: StreamsGroupSessionAssignment,
     last_statuses: Vec<(i8, String)>,
     rng: rand::rngs::StdRng,
+    /// Cuts blocking I/O short when the handle closes or drops (see [`Interrupt`]).
+    interrupt: Interrupt,
+    /// A leave heartbeat whose delivery failed retriably (NOT_COORDINATOR, coordinator not
+    /// available, a broken or timed-out connection). The state machine treats a leave as fire
+    /// and forget, like Java; the runtime resends it to the (re-discovered) coordinator until
+    /// the close deadline, so that the broker hands the tasks over at once instead of after
+    /// the session timeout. The state machine hears of the leave's fate once: the answer that
+    /// finally arrives, or a disconnect when the close deadline passes.
+    leave_retry: Option<StreamsGroupHeartbeatRequest>,
+    leave_retry_at: Option<Instant>,
+    leave_failures: u32,
 }
 
 impl Driver {
@@ -71,6 +89,7 @@ impl Driver {
             coordinator: None,
             lookup_at: None,
             lookup_failures: 0,
+            lookup_ok_at: None,
             backoff: RetryBackoff {
                 base,
                 max,
@@ -84,6 +103,29 @@ impl Driver {
             last_published: StreamsGroupSessionAssignment::new(),
             last_statuses: Vec::new(),
             rng: rand::rngs::StdRng::from_rng(&mut rand::rng()),
+            interrupt: Interrupt::new(),
+            leave_retry: None,
+            leave_retry_at: None,
+            leave_failures: 0,
+        }
+    }
+
+    /// The interrupt shared with every connection this driver opens.
+    pub(crate) fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
+    }
+
+    /// Gives up resending the leave (the close deadline passed): the state machine learns
+    /// that it failed and counts the member as left.
+    pub(crate) fn abandon_leave(&mut self) {
+        if self.leave_retry.take().is_some() {
+            self.membership.handle_error(
+                Instant::now(),
+                HeartbeatFailure::Disconnected(
+                    "close deadline passed before the leave was answered".into(),
+                ),
+            );
+            self.drain_events();
         }
     }
 
@@ -135,6 +177,13 @@ impl Driver {
         if self.failure.is_some() {
             return None;
         }
+        if self.leave_retry.is_some() {
+            let mut at = self.leave_retry_at.unwrap_or_else(Instant::now);
+            if self.coordinator.is_none() {
+                at = at.max(self.lookup_at.unwrap_or(at));
+            }
+            return Some(at);
+        }
         if self.wants_coordinator() && !self.membership.has_coordinator() {
             return Some(self.lookup_at.unwrap_or_else(Instant::now));
         }
@@ -146,6 +195,9 @@ impl Driver {
     pub(crate) fn poll(&mut self, now: Instant) -> Option<RoundTrip> {
         if self.failure.is_some() {
             return None;
+        }
+        if self.leave_retry.is_some() {
+            return self.poll_leave_retry(now);
         }
         if self.wants_coordinator()
             && !self.membership.has_coordinator()
@@ -161,6 +213,42 @@ impl Driver {
         outcome
     }
 
+    fn poll_leave_retry(&mut self, now: Instant) -> Option<RoundTrip> {
+        if self.coordinator.is_none() {
+            if self.lookup_at.is_some_and(|at| now < at) {
+                return None;
+            }
+            self.find_coordinator(now);
+            if self.coordinator.is_none() || self.failure.is_some() {
+                return None;
+            }
+        }
+        if self.leave_retry_at.is_some_and(|at| now < at) {
+            return None;
+        }
+        let request = self.leave_retry.take()?;
+        log::info!("group {}: resending the leave heartbeat", self.group_id);
+        let outcome = self.send_heartbeat(&request);
+        self.drain_events();
+        Some(outcome)
+    }
+
+    /// The earliest time of the next coordinator lookup after the coordinator was lost.
+    fn next_lookup_at(&mut self) -> Option<Instant> {
+        let ok_at = self.lookup_ok_at?;
+        let at = ok_at + self.backoff.delay(0, self.rng.random());
+        (at > Instant::now()).then_some(at)
+    }
+
+    /// Keeps a leave whose delivery failed retriably for another attempt, after `delay`.
+    fn retry_leave(&mut self, request: &StreamsGroupHeartbeatRequest, delay: Duration) {
+        self.leave_failures = self.leave_failures.saturating_add(1);
+        self.coordinator = None;
+        self.lookup_at = self.next_lookup_at();
+        self.leave_retry = Some(request.clone());
+        self.leave_retry_at = Some(Instant::now() + delay);
+    }
+
     fn find_coordinator(&mut self, now: Instant) {
         let deadline = now + self.request_timeout;
         let result = (|| -> Result<(i32, String, i16), Error> {
@@ -169,7 +257,11 @@ impl Driver {
                 // those are not retriable, so a wrong password fails the join at once instead
                 // of reconnecting until the join timeout.
                 let timeout = deadline.saturating_duration_since(Instant::now());
-                let client = Client::from_config(&self.client_config, timeout)?;
+                let client = Client::from_config_with(
+                    &self.client_config,
+                    timeout,
+                    Some(self.interrupt.clone()),
+                )?;
                 self.client = Some(client);
             }
             let client = self.client.as_mut().ok_or(Error::Closed)?;
@@ -206,6 +298,7 @@ impl Driver {
                 self.coordinator = Some(node);
                 self.lookup_at = None;
                 self.lookup_failures = 0;
+                self.lookup_ok_at = Some(Instant::now());
                 if let Err(e) = self.membership.handle_command(
                     now,
                     MembershipCommand::CoordinatorReady {
@@ -270,11 +363,35 @@ impl Driver {
         );
         let now = Instant::now();
         let latency = now.saturating_duration_since(started);
+        let is_leave = request.member_epoch < 0;
         match result {
             Ok(response) => {
                 self.member_metrics.record_heartbeat(latency, now);
                 let code = response.error_code;
                 let message = response.error_message.clone();
+                let moved = matches!(
+                    BrokerErrorKind::from_code(code),
+                    BrokerErrorKind::NotCoordinator | BrokerErrorKind::CoordinatorNotAvailable
+                );
+                if is_leave && moved {
+                    // Like a heartbeat after a coordinator move: look it up again, no backoff.
+                    log::info!(
+                        "group {}: leave answered {}; resending it to the new coordinator",
+                        self.group_id,
+                        BrokerErrorKind::from_code(code)
+                    );
+                    self.retry_leave(request, Duration::ZERO);
+                    return Err(Error::broker(
+                        code,
+                        message,
+                        BrokerErrorContext {
+                            api: Some("StreamsGroupHeartbeat"),
+                            group: Some(self.group_id.clone()),
+                            broker: None,
+                        },
+                    ));
+                }
+                self.leave_retry = None;
                 self.membership.handle_response(now, &response);
                 if code == 0 {
                     Ok(())
@@ -315,6 +432,16 @@ impl Driver {
                 self.member_metrics.record_retry();
                 let failure = heartbeat_failure(&e);
                 log::warn!("group {}: heartbeat failed: {e}", self.group_id);
+                if is_leave
+                    && matches!(
+                        failure,
+                        HeartbeatFailure::Disconnected(_) | HeartbeatFailure::TimedOut
+                    )
+                {
+                    let delay = self.backoff.delay(self.leave_failures, self.rng.random());
+                    self.retry_leave(request, delay);
+                    return Err(client_error(e));
+                }
                 // Any transport failure: forget the coordinator connection; the state
                 // machine asks for a new lookup (CoordinatorLost) and a full heartbeat.
                 if !matches!(e, ClientError::Broker { .. }) {
@@ -400,7 +527,7 @@ impl Driver {
                         self.group_id
                     );
                     self.coordinator = None;
-                    self.lookup_at = None;
+                    self.lookup_at = self.next_lookup_at();
                 }
                 MembershipEvent::TopicAuthorizationFailed { message } => {
                     log::warn!(

@@ -17,6 +17,8 @@ use crate::streams::{
     StreamsTaskRuntime, StreamsTaskTransition,
 };
 
+use crate::transport::stream::Interrupt;
+
 use super::driver::Driver;
 use super::metrics::{MemberMetrics, StreamsGroupMetrics};
 use super::session::{leave, StreamsGroupSession};
@@ -33,7 +35,8 @@ enum Command {
     ),
     HeartbeatNow(Sender<Result<StreamsGroupSessionAssignment, Error>>),
     RequestShutdown(Sender<Result<(), Error>>),
-    Close(Sender<Result<(), Error>>),
+    /// Leave and stop; the instant is the close deadline.
+    Close(Sender<Result<(), Error>>, Instant),
 }
 
 /// A Streams group member kept alive by a dedicated heartbeat thread.
@@ -72,6 +75,9 @@ pub struct StreamsGroupSessionHandle {
     thread: Option<JoinHandle<()>>,
     call_timeout: Duration,
     close_timeout: Duration,
+    /// Shared with every connection of the heartbeat thread: closing pulls its I/O deadlines
+    /// in to the close deadline, dropping to "now", so neither waits for a request timeout.
+    interrupt: Interrupt,
 }
 
 impl std::fmt::Debug for StreamsGroupSessionHandle {
@@ -92,10 +98,11 @@ impl StreamsGroupSessionHandle {
         let stop = Arc::new(AtomicBool::new(false));
         let call_timeout = driver.request_timeout() * 2 + Duration::from_secs(1);
         let close_timeout = config.get_close_timeout();
+        let interrupt = driver.interrupt().clone();
         let thread_stop = stop.clone();
         let thread = std::thread::Builder::new()
             .name(format!("ksg-heartbeat-{}", config.group_id()))
-            .spawn(move || run(driver, rx, thread_stop, close_timeout))
+            .spawn(move || run(driver, rx, thread_stop))
             .map_err(|e| Error::Io {
                 operation: "spawning the heartbeat thread",
                 broker: None,
@@ -109,6 +116,7 @@ impl StreamsGroupSessionHandle {
             thread: Some(thread),
             call_timeout,
             close_timeout,
+            interrupt,
         })
     }
 
@@ -220,9 +228,13 @@ impl StreamsGroupSessionHandle {
         let result = match self.commands.take() {
             Some(commands) => {
                 let (tx, rx) = bounded(1);
-                let deadline = Instant::now() + self.close_timeout + Duration::from_millis(500);
+                let close_deadline = Instant::now() + self.close_timeout;
+                // A heartbeat stuck on an unresponsive coordinator must not hold the close
+                // past its deadline (nor the leave that follows it).
+                self.interrupt.interrupt_at(close_deadline);
+                let deadline = close_deadline + Duration::from_millis(500);
                 if commands
-                    .send_deadline(Command::Close(tx), deadline)
+                    .send_deadline(Command::Close(tx, close_deadline), deadline)
                     .is_err()
                 {
                     Err(Error::Closed)
@@ -249,6 +261,8 @@ impl StreamsGroupSessionHandle {
 impl Drop for StreamsGroupSessionHandle {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        // End any blocking I/O of the thread within `INTERRUPT_CHECK`.
+        self.interrupt.interrupt_at(Instant::now());
         // Disconnecting the channel wakes the thread at once if it is idle.
         self.commands.take();
         if let Some(t) = self.thread.take() {
@@ -258,7 +272,7 @@ impl Drop for StreamsGroupSessionHandle {
 }
 
 /// The heartbeat thread.
-fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>, close: Duration) {
+fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>) {
     let mut waiting: Vec<Sender<Result<StreamsGroupSessionAssignment, Error>>> = Vec::new();
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -310,8 +324,8 @@ fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>, c
                     );
                     let _ = reply.send(r);
                 }
-                Command::Close(reply) => {
-                    let r = leave(&mut driver, Instant::now() + close);
+                Command::Close(reply, deadline) => {
+                    let r = leave(&mut driver, deadline);
                     for w in waiting.drain(..) {
                         let _ = w.send(Err(Error::Closed));
                     }

@@ -289,6 +289,7 @@ pub(crate) fn leave(driver: &mut Driver, deadline: Instant) -> Result<(), Error>
         if now >= deadline {
             // Could not deliver the leave in time: the broker expires the member after the
             // session timeout. Say so, but the session is closed either way.
+            driver.abandon_leave();
             driver
                 .shared()
                 .publish_state(StreamsGroupState::Closed, driver.membership.member_epoch());

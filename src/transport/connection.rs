@@ -96,6 +96,12 @@ impl Connection {
         self.stream.peer_addr()
     }
 
+    /// Lets another thread end this connection's waits early (see
+    /// [`super::stream::Interrupt`]).
+    pub fn set_interrupt(&mut self, interrupt: Option<super::stream::Interrupt>) {
+        self.stream.set_interrupt(interrupt);
+    }
+
     /// True once an error or timeout has made this connection unusable.
     pub fn is_broken(&self) -> bool {
         self.broken

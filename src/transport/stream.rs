@@ -13,6 +13,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,64 @@ use rustls::pki_types::ServerName;
 use super::error::TransportError;
 
 const TOKEN: Token = Token(0);
+
+/// Longest single `mio` wait of a stream that has an [`Interrupt`], so that a deadline
+/// brought forward by another thread is noticed within this time. Streams without one wait
+/// for their whole deadline in one call.
+pub const INTERRUPT_CHECK: Duration = Duration::from_millis(50);
+
+/// A deadline that another thread can bring forward while this one is blocked in socket I/O.
+///
+/// A blocking call cannot be woken from outside (each stream has its own `mio::Poll`, and a
+/// `Waker` per stream would cost an eventfd each). Instead, a stream given an `Interrupt`
+/// caps every wait by it and re-reads it at least every [`INTERRUPT_CHECK`]: closing a
+/// heartbeat thread sets it to the close deadline, dropping one sets it to "now", and a
+/// request stuck on an unresponsive broker then fails with a timeout at that time instead of
+/// after the full request timeout. Clones share the deadline.
+#[derive(Clone, Debug)]
+pub struct Interrupt {
+    base: Instant,
+    /// Nanoseconds after `base`; `u64::MAX` = not set.
+    at: Arc<AtomicU64>,
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Interrupt::new()
+    }
+}
+
+impl Interrupt {
+    /// An interrupt that is not set.
+    pub fn new() -> Self {
+        Interrupt {
+            base: Instant::now(),
+            at: Arc::new(AtomicU64::new(u64::MAX)),
+        }
+    }
+
+    /// Makes every wait end by `deadline` (an earlier one set before stays).
+    pub fn interrupt_at(&self, deadline: Instant) {
+        let nanos = deadline.saturating_duration_since(self.base).as_nanos();
+        let nanos = u64::try_from(nanos)
+            .unwrap_or(u64::MAX - 1)
+            .min(u64::MAX - 1);
+        self.at.fetch_min(nanos, Ordering::SeqCst);
+    }
+
+    /// The deadline set, if any.
+    pub fn deadline(&self) -> Option<Instant> {
+        match self.at.load(Ordering::SeqCst) {
+            u64::MAX => None,
+            n => Some(self.base + Duration::from_nanos(n)),
+        }
+    }
+
+    /// `deadline`, or the interrupt's deadline if that is earlier.
+    pub fn cap(&self, deadline: Instant) -> Instant {
+        self.deadline().map_or(deadline, |i| i.min(deadline))
+    }
+}
 
 /// TLS settings for one connection: the rustls client config and the name the broker's
 /// certificate must carry.
@@ -36,6 +95,7 @@ pub struct Stream {
     tls: Option<Box<rustls::ClientConnection>>,
     peer: String,
     peer_addr: SocketAddr,
+    interrupt: Option<Interrupt>,
 }
 
 impl std::fmt::Debug for Stream {
@@ -100,6 +160,7 @@ impl Stream {
                         tls: None,
                         peer: format!("{addr} ({sa})"),
                         peer_addr: sa,
+                        interrupt: None,
                     };
                     if let Some((config, name)) = tls {
                         let conn = rustls::ClientConnection::new(config, name).map_err(|e| {
@@ -131,6 +192,11 @@ impl Stream {
             addr: addr.to_string(),
             reason: last,
         })
+    }
+
+    /// Lets another thread end this stream's waits early (see [`Interrupt`]).
+    pub fn set_interrupt(&mut self, interrupt: Option<Interrupt>) {
+        self.interrupt = interrupt;
     }
 
     /// The peer, as `host:port (ip:port)`.
@@ -353,6 +419,10 @@ impl Stream {
         start: Instant,
         op: &'static str,
     ) -> Result<(), TransportError> {
+        let deadline = match &self.interrupt {
+            Some(i) => i.cap(deadline),
+            None => deadline,
+        };
         let now = Instant::now();
         if now >= deadline {
             return Err(TransportError::Timeout {
@@ -361,7 +431,12 @@ impl Stream {
                 elapsed: now.duration_since(start),
             });
         }
-        match self.poll.poll(&mut self.events, Some(deadline - now)) {
+        let mut timeout = deadline - now;
+        if self.interrupt.is_some() {
+            // Callers loop on readiness, so an early return only re-checks the interrupt.
+            timeout = timeout.min(INTERRUPT_CHECK);
+        }
+        match self.poll.poll(&mut self.events, Some(timeout)) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
             Err(e) => Err(io_err(&self.peer, e)),
@@ -425,4 +500,52 @@ fn connect_one(sa: SocketAddr, deadline: Instant) -> io::Result<(Poll, TcpStream
     // Kafka requests are small and latency-bound: no Nagle delay.
     sock.set_nodelay(true)?;
     Ok((poll, sock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrupt_keeps_the_earliest_deadline() {
+        let i = Interrupt::new();
+        assert_eq!(i.deadline(), None);
+        let far = Instant::now() + Duration::from_secs(10);
+        assert_eq!(i.cap(far), far);
+        let soon = Instant::now() + Duration::from_millis(100);
+        i.interrupt_at(soon);
+        i.clone().interrupt_at(far);
+        let d = i.deadline().expect("set");
+        assert!(
+            d <= soon && soon - d < Duration::from_micros(1),
+            "{d:?} vs {soon:?}"
+        );
+        assert_eq!(i.cap(far), d);
+    }
+
+    #[test]
+    fn a_read_blocked_on_a_silent_peer_ends_when_another_thread_interrupts() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let mut stream =
+            Stream::connect(&addr.to_string(), Duration::from_secs(2), None).expect("connect");
+        let (_peer, _) = listener.accept().expect("accept");
+        let interrupt = Interrupt::new();
+        stream.set_interrupt(Some(interrupt.clone()));
+        let started = Instant::now();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            interrupt.interrupt_at(Instant::now());
+        });
+        let mut buf = [0u8; 16];
+        let r = stream.read_some(&mut buf, started + Duration::from_secs(10));
+        let took = started.elapsed();
+        setter.join().expect("setter");
+        assert!(matches!(r, Err(TransportError::Timeout { .. })), "{r:?}");
+        assert!(
+            took >= Duration::from_millis(100)
+                && took < Duration::from_millis(100) + 4 * INTERRUPT_CHECK,
+            "{took:?}"
+        );
+    }
 }
