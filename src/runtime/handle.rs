@@ -68,6 +68,8 @@ pub struct StreamsGroupSessionHandle {
     thread: Option<JoinHandle<()>>,
     call_timeout: Duration,
     close_timeout: Duration,
+    /// Where and what [`describe_group`](Self::describe_group) asks (its own connection).
+    describe_target: (crate::config::ClientConfig, String),
 }
 
 impl std::fmt::Debug for StreamsGroupSessionHandle {
@@ -105,6 +107,10 @@ impl StreamsGroupSessionHandle {
             thread: Some(thread),
             call_timeout,
             close_timeout,
+            describe_target: (
+                config.get_client_config().clone(),
+                config.group_id().to_string(),
+            ),
         })
     }
 
@@ -321,5 +327,17 @@ fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>, c
         driver
             .shared()
             .publish_state(StreamsGroupState::Closed, driver.membership.member_epoch());
+    }
+}
+
+impl StreamsGroupSessionHandle {
+    /// Describes this member's group (`StreamsGroupDescribe`) on a connection of its own, so
+    /// the heartbeat thread is not held up. See [`crate::describe::describe_streams_group`].
+    pub fn describe_group(
+        &self,
+        timeout: Duration,
+    ) -> Result<crate::describe::StreamsGroupDescription, Error> {
+        let (client, group) = &self.describe_target;
+        crate::describe::describe_streams_group(client, group, timeout)
     }
 }
