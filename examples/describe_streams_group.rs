@@ -92,14 +92,14 @@ fn main() -> ExitCode {
         }
     };
     let config = ClientConfig::new(args.bootstrap.as_str()).client_id("describe-streams-group");
-    let group = match describe::describe_streams_group(&config, &args.group, Duration::from_secs(30))
-    {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(1);
-        }
-    };
+    let group =
+        match describe::describe_streams_group(&config, &args.group, Duration::from_secs(30)) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(1);
+            }
+        };
 
     println!("group:                   {}", group.group_id);
     println!("state:                   {}", group.state);
@@ -162,7 +162,10 @@ fn main() -> ExitCode {
         println!("    warm-up:  {}", tasks(&m.assignment.warmup));
         if args.verbose {
             println!("    target active:  {}", tasks(&m.target_assignment.active));
-            println!("    target standby: {}", tasks(&m.target_assignment.standby));
+            println!(
+                "    target standby: {}",
+                tasks(&m.target_assignment.standby)
+            );
             println!("    target warm-up: {}", tasks(&m.target_assignment.warmup));
             println!("    client:   {} from {}", m.client_id, m.client_host);
             println!("    topology epoch: {}", m.topology_epoch);

@@ -607,7 +607,9 @@ mod tests {
         let mut g = wire_group();
         g.topology = None;
         assert_eq!(
-            StreamsGroupDescription::from_wire(g).unwrap().topology_epoch,
+            StreamsGroupDescription::from_wire(g)
+                .unwrap()
+                .topology_epoch,
             -1
         );
     }
@@ -618,7 +620,10 @@ mod tests {
         g.error_code = 69; // GROUP_ID_NOT_FOUND
         g.error_message = Some("Group app is not a streams group.".into());
         let e = StreamsGroupDescription::from_wire(g).unwrap_err();
-        assert_eq!(e.broker_error_kind(), Some(BrokerErrorKind::GroupIdNotFound));
+        assert_eq!(
+            e.broker_error_kind(),
+            Some(BrokerErrorKind::GroupIdNotFound)
+        );
         let text = e.to_string();
         assert!(text.contains("group app"), "{text}");
         assert!(text.contains("not a streams group"), "{text}");
