@@ -19,9 +19,9 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::{
-    describe_streams_group, ClientConfig, StreamsGroupConfig, StreamsGroupDescription,
-    StreamsGroupSession, StreamsGroupSessionHandle, StreamsStatusCode, StreamsTaskId,
-    StreamsTaskRuntime,
+    describe_streams_group, describe_streams_groups, ClientConfig, DescribedGroupState, Error,
+    StreamsGroupConfig, StreamsGroupDescription, StreamsGroupSession, StreamsGroupSessionHandle,
+    StreamsStatusCode, StreamsTaskId, StreamsTaskRuntime,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -591,8 +591,50 @@ fn java_and_rust_share_a_group_then_java_leaves_and_rust_takes_all() {
         Some("java")
     );
     assert_eq!(java_desc.assignment.active, java.active_tasks());
-    assert!(d.topology.is_some(), "topology initialised");
-    assert_eq!(d.topology.as_ref().unwrap().subtopologies.len(), 2);
+    assert!(
+        matches!(
+            d.state,
+            DescribedGroupState::Stable | DescribedGroupState::Reconciling
+        ),
+        "{:?}",
+        d.state
+    );
+    assert!(d.group_epoch >= d.target_assignment_epoch && d.target_assignment_epoch > 0);
+    // The initialised topology is the one both sides sent, with partition counts resolved.
+    let topology = d.topology.as_ref().expect("topology initialised");
+    let sent = common::counts_topology(&s.group, &s.input);
+    assert_eq!(topology.subtopologies.len(), 2, "{topology:#?}");
+    for (got, want) in topology.subtopologies.iter().zip(&sent.subtopologies) {
+        assert_eq!(got.id, want.id);
+        assert_eq!(got.source_topics, want.source_topics);
+        assert_eq!(got.repartition_sink_topics, want.repartition_sink_topics);
+        let names = |ts: &[kafka_streams_group::TopicInfo]| {
+            ts.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(&got.repartition_source_topics),
+            names(&want.repartition_source_topics)
+        );
+        assert_eq!(
+            names(&got.state_changelog_topics),
+            names(&want.state_changelog_topics)
+        );
+        for t in got
+            .repartition_source_topics
+            .iter()
+            .chain(&got.state_changelog_topics)
+        {
+            assert_eq!(
+                t.partitions, 4,
+                "{} resolved to the input's partitions",
+                t.name
+            );
+        }
+    }
+    assert!(d
+        .members
+        .iter()
+        .all(|m| m.topology_epoch == d.topology_epoch));
 
     // (g) endpoints: Rust sees Java's endpoint with its partitions; Java's metadata lists the
     // Rust member's endpoint.
@@ -783,8 +825,11 @@ fn java_killed_and_rust_takes_over_after_the_session_timeout() {
         took >= Duration::from_secs(2),
         "takeover before the session timeout: {took:?}"
     );
-    // The dead member is gone from the group.
-    let d = s.describe();
+    // The dead member is gone from the group (asked through the member's own handle).
+    let d = rust
+        .handle
+        .describe_group(Duration::from_secs(10))
+        .expect("describe_group");
     assert_eq!(d.members.len(), 1, "{d:#?}");
     assert_eq!(d.members[0].member_id, rust.handle.member_id());
     rust.handle.close().expect("rust leaves");
@@ -863,6 +908,72 @@ fn application_shutdown_travels_both_ways() {
     let _ = rust.handle.close();
     java.close();
     eprintln!("test took {:?}", t0.elapsed());
+}
+
+/// Several groups in one call come back in the order asked; an unknown group is a typed
+/// `GROUP_ID_NOT_FOUND` naming the group; an empty group keeps its topology.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn describe_several_groups_and_typed_errors() {
+    let Some(s) = setup("ksg-interop-describe-a", 2) else {
+        return;
+    };
+    let b = common::unique_name("ksg-interop-describe-b");
+    let config = ClientConfig::new(s.cluster.plaintext());
+    let ma = Member::join(s.rust_config());
+    let mb = Member::join(StreamsGroupConfig::new(
+        s.cluster.plaintext(),
+        &b,
+        common::counts_topology(&b, &s.input),
+    ));
+    let started = Instant::now();
+    let ds = describe_streams_groups(
+        &config,
+        &[b.as_str(), s.group.as_str(), b.as_str()],
+        Duration::from_secs(10),
+    )
+    .expect("describe two groups");
+    eprintln!("described 2 groups in {:?}", started.elapsed());
+    assert_eq!(
+        ds.iter().map(|d| d.group_id.as_str()).collect::<Vec<_>>(),
+        [b.as_str(), s.group.as_str()]
+    );
+    assert_eq!(ds[0].members.len(), 1);
+    assert_eq!(ds[0].members[0].member_id, mb.handle.member_id());
+    assert_eq!(ds[1].members[0].member_id, ma.handle.member_id());
+    assert_eq!(
+        ds[1].members[0].client_tags.get("zone").map(String::as_str),
+        Some("rust")
+    );
+
+    let missing = common::unique_name("ksg-interop-no-such-group");
+    let err = describe_streams_groups(
+        &config,
+        &[s.group.as_str(), missing.as_str()],
+        Duration::from_secs(10),
+    )
+    .expect_err("unknown group");
+    match &err {
+        Error::Broker { kind, context, .. } => {
+            assert_eq!(*kind, kafka_streams_group::BrokerErrorKind::GroupIdNotFound);
+            assert_eq!(context.group.as_deref(), Some(missing.as_str()));
+        }
+        other => panic!("expected a broker error, got {other:?}"),
+    }
+    eprintln!("unknown group: {err}");
+
+    // Both leave: the group is Empty, with no members but its topology still initialised.
+    ma.handle.close().expect("a leaves");
+    mb.handle.close().expect("b leaves");
+    let d = s.describe();
+    assert_eq!(d.state, DescribedGroupState::Empty, "{d:#?}");
+    assert!(d.members.is_empty());
+    eprintln!(
+        "empty group: epoch {}, topology epoch {}, topology kept: {}",
+        d.group_epoch,
+        d.topology_epoch,
+        d.topology.is_some()
+    );
 }
 
 #[test]
