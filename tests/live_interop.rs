@@ -649,7 +649,15 @@ fn java_and_rust_share_a_group_then_java_leaves_and_rust_takes_all() {
                 .filter(|t| t.subtopology_id == "0")
                 .map(|t| t.partition)
                 .collect();
-            if parts.active.get(&s.input) == Some(&input_parts) {
+            let repartition_parts: BTreeSet<i32> = java_tasks
+                .iter()
+                .filter(|t| t.subtopology_id == "1")
+                .map(|t| t.partition)
+                .collect();
+            let repartition = format!("{}-counts-repartition", s.group);
+            if parts.active.get(&s.input) == Some(&input_parts)
+                && parts.active.get(&repartition) == Some(&repartition_parts)
+            {
                 break;
             }
         }
