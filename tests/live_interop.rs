@@ -53,7 +53,8 @@ impl Peer {
             .unwrap_or_else(|| {
                 PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/streams-peer.sh")
             });
-        let log_file = std::env::temp_dir().join(format!("{}-peer.log", opts.group));
+        let log_file =
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-peer.log", opts.group));
         let mut cmd = Command::new("bash");
         cmd.arg(&script)
             .arg("run")
