@@ -214,7 +214,7 @@ pub enum Error {
         message: String,
     },
     /// A response carried a Kafka error code.
-    #[error("broker error {kind} ({code}){context}{}", .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    #[error("broker error {kind}{context}{}", .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
     Broker {
         /// The typed code.
         kind: BrokerErrorKind,

@@ -23,6 +23,7 @@
 pub mod admin;
 pub mod client;
 pub mod config;
+pub mod describe;
 pub mod error;
 pub mod properties;
 pub mod protocol;
@@ -33,6 +34,10 @@ pub mod transport;
 pub use config::{
     ClientConfig, ClientMetrics, ClientMetricsSnapshot, OAuthToken, SaslConfig, SecurityProtocol,
     TlsConfig,
+};
+pub use describe::{
+    describe_streams_group, describe_streams_groups, DescribedGroupState, DescribedTasks,
+    StreamsGroupDescription, StreamsGroupMemberDescription,
 };
 pub use error::{Error, Result};
 pub use protocol::BrokerErrorKind;

@@ -78,6 +78,8 @@ pub struct StreamsGroupSessionHandle {
     /// Shared with every connection of the heartbeat thread: closing pulls its I/O deadlines
     /// in to the close deadline, dropping to "now", so neither waits for a request timeout.
     interrupt: Interrupt,
+    /// Where and what [`describe_group`](Self::describe_group) asks (its own connection).
+    describe_target: (crate::config::ClientConfig, String),
 }
 
 impl std::fmt::Debug for StreamsGroupSessionHandle {
@@ -117,6 +119,10 @@ impl StreamsGroupSessionHandle {
             call_timeout,
             close_timeout,
             interrupt,
+            describe_target: (
+                config.get_client_config().clone(),
+                config.group_id().to_string(),
+            ),
         })
     }
 
@@ -356,5 +362,17 @@ fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>) {
         driver
             .shared()
             .publish_state(StreamsGroupState::Closed, driver.membership.member_epoch());
+    }
+}
+
+impl StreamsGroupSessionHandle {
+    /// Describes this member's group (`StreamsGroupDescribe`) on a connection of its own, so
+    /// the heartbeat thread is not held up. See [`crate::describe::describe_streams_group`].
+    pub fn describe_group(
+        &self,
+        timeout: Duration,
+    ) -> Result<crate::describe::StreamsGroupDescription, Error> {
+        let (client, group) = &self.describe_target;
+        crate::describe::describe_streams_group(client, group, timeout)
     }
 }

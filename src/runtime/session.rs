@@ -306,3 +306,18 @@ pub(crate) fn leave(driver: &mut Driver, deadline: Instant) -> Result<(), Error>
         }
     }
 }
+
+impl StreamsGroupSession {
+    /// Describes this member's group (`StreamsGroupDescribe`) on a connection of its own.
+    /// See [`crate::describe::describe_streams_group`].
+    pub fn describe_group(
+        &self,
+        timeout: Duration,
+    ) -> Result<crate::describe::StreamsGroupDescription, Error> {
+        crate::describe::describe_streams_group(
+            self.config.get_client_config(),
+            self.config.group_id(),
+            timeout,
+        )
+    }
+}

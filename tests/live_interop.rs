@@ -1,0 +1,1019 @@
+//! Live interoperability with real Java Kafka Streams 4.4 (testing/streams-peer): a Java
+//! instance and a Rust member in one Streams group, with the same topology
+//! (`common::counts_topology`), splitting tasks, handing them over on leave, crash and session
+//! expiry, passing application shutdowns both ways, seeing each other's endpoints, and
+//! `describe_streams_group` agreeing with Kafka's own `kafka-streams-groups.sh`.
+//!
+//! The peer is started as a child process (`$KSG_STREAMS_PEER run …`, default
+//! `scripts/streams-peer.sh`) and driven over stdin/stdout; it is killed when its [`Peer`] is
+//! dropped, so a failing test leaves no JVM behind. Brokers older than 4.2 are skipped (no
+//! GA Streams rebalance protocol). Broker settings: heartbeat 500 ms, session timeout 3 s.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use kafka_streams_group::{
+    describe_streams_group, describe_streams_groups, ClientConfig, DescribedGroupState, Error,
+    StreamsGroupConfig, StreamsGroupDescription, StreamsGroupSession, StreamsGroupSessionHandle,
+    StreamsStatusCode, StreamsTaskId, StreamsTaskRuntime,
+};
+
+// ---------------------------------------------------------------------------------------------
+// The Java peer.
+
+/// A running Java Kafka Streams peer. Killed (SIGKILL) and reaped on drop.
+struct Peer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    /// Every `state …` line seen so far, in order.
+    states: Vec<String>,
+    /// Other asynchronous lines (`uncaught …`, `closed`).
+    events: Vec<String>,
+    name: String,
+}
+
+struct PeerOptions<'a> {
+    group: &'a str,
+    input: &'a str,
+    app_server: Option<String>,
+    tags: Vec<(&'a str, &'a str)>,
+}
+
+impl Peer {
+    fn start(cluster: &common::Cluster, opts: PeerOptions<'_>) -> Peer {
+        let script = std::env::var_os("KSG_STREAMS_PEER")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/streams-peer.sh")
+            });
+        let log_file =
+            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-peer.log", opts.group));
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script)
+            .arg("run")
+            .args(["--group", opts.group])
+            .args(["--bootstrap", cluster.plaintext()])
+            .args(["--input", opts.input])
+            .args(["--output", &format!("{}-out", opts.group)])
+            .arg("--log-file")
+            .arg(&log_file);
+        if let Some(s) = &opts.app_server {
+            cmd.args(["--app-server", s]);
+        }
+        for (k, v) in &opts.tags {
+            cmd.args(["--tag", &format!("{k}={v}")]);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start the Java peer {}: {e}", script.display()));
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut peer = Peer {
+            child,
+            stdin,
+            lines,
+            states: Vec::new(),
+            events: Vec::new(),
+            name: format!("peer[{}]", opts.group),
+        };
+        // `ready` comes once the KafkaStreams instance is built (JVM start: a few seconds;
+        // the first run may build the peer first).
+        peer.expect_line(Duration::from_secs(60), |l| l == "ready");
+        eprintln!(
+            "{}: ready (pid {}, log {})",
+            peer.name,
+            peer.pid(),
+            log_file.display()
+        );
+        peer
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Next line, filing `state …`/`uncaught …` lines away; None on timeout or EOF.
+    fn next_line(&mut self, deadline: Instant) -> Option<String> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(line) => {
+                if let Some(s) = line.strip_prefix("state ") {
+                    self.states.push(s.to_string());
+                } else if line.starts_with("uncaught ") || line == "closed" {
+                    self.events.push(line.clone());
+                }
+                Some(line)
+            }
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Reads lines until one matches; panics after `timeout`.
+    fn expect_line(&mut self, timeout: Duration, want: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.next_line(deadline) {
+                Some(l) if want(&l) => return l,
+                Some(_) => {}
+                None => panic!(
+                    "{}: no expected line within {timeout:?} (states {:?}, events {:?})",
+                    self.name, self.states, self.events
+                ),
+            }
+        }
+    }
+
+    /// Sends a command and returns its reply (the first line starting with the command's name,
+    /// `ok` or `err`), skipping asynchronous lines. Commands are answered in order.
+    fn command(&mut self, line: &str) -> String {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").expect("write to peer");
+        stdin.flush().expect("flush peer stdin");
+        let name = line
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        assert_ne!(name, "state", "the `state` reply is ambiguous; use `info`");
+        let reply = self.expect_line(Duration::from_secs(30), |l| {
+            l.starts_with(&format!("{name} "))
+                || l == name
+                || l.starts_with(&format!("ok {name}"))
+                || l.starts_with("err ")
+        });
+        assert!(
+            !reply.starts_with("err "),
+            "{}: {line} -> {reply}",
+            self.name
+        );
+        reply
+    }
+
+    /// The active tasks the Java instance runs now (`tasks` command).
+    fn active_tasks(&mut self) -> BTreeSet<StreamsTaskId> {
+        let reply = self.command("tasks");
+        let active = reply
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("active="))
+            .unwrap_or_else(|| panic!("odd tasks reply {reply:?}"));
+        parse_task_list(active)
+    }
+
+    /// A field of the `info` JSON (a string value).
+    fn info_field(&mut self, key: &str) -> String {
+        let reply = self.command("info");
+        json_string_field(&reply, key).unwrap_or_else(|| panic!("no {key} in {reply:?}"))
+    }
+
+    /// Waits until a `state` line matching `want` arrived (or had arrived).
+    fn wait_state(&mut self, timeout: Duration, want: impl Fn(&str) -> bool) -> String {
+        if let Some(s) = self.states.iter().find(|s| want(s)) {
+            return s.clone();
+        }
+        let line = self.expect_line(timeout, |l| l.strip_prefix("state ").is_some_and(&want));
+        line.trim_start_matches("state ").to_string()
+    }
+
+    /// `close` (leave the group) and wait for `closed` and the exit.
+    fn close(mut self) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "close").expect("write close");
+        stdin.flush().expect("flush");
+        self.expect_line(Duration::from_secs(40), |l| l == "closed");
+        let _ = self.stdin.take();
+        let status = self.child.wait().expect("wait for peer");
+        assert!(status.success(), "{}: exit {status}", self.name);
+    }
+
+    /// SIGKILL: the member stays in the group until the broker's session timeout.
+    fn kill_hard(mut self) {
+        let pid = self.pid().to_string();
+        let status = Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -9 {pid}");
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `0_0,1_3` → task ids; an empty string is no tasks.
+fn parse_task_list(s: &str) -> BTreeSet<StreamsTaskId> {
+    s.split(',')
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            let (sub, p) = t
+                .rsplit_once('_')
+                .unwrap_or_else(|| panic!("bad task id {t:?}"));
+            StreamsTaskId::new(sub, p.parse().expect("task partition"))
+        })
+        .collect()
+}
+
+/// The string value of `"key":"value"` in a flat JSON text (enough for the peer's replies).
+fn json_string_field(json: &str, key: &str) -> Option<String> {
+    let at = json.find(&format!("\"{key}\":\""))? + key.len() + 4;
+    let rest = &json[at..];
+    Some(rest[..rest.find('"')?].to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Rust member (as in live_membership.rs).
+
+struct Member {
+    handle: StreamsGroupSessionHandle,
+    runtime: StreamsTaskRuntime,
+    process_id: String,
+}
+
+impl Member {
+    fn join(config: StreamsGroupConfig) -> Member {
+        let process_id = config.get_process_id().to_string();
+        let handle = StreamsGroupSession::join(config.join_timeout(Duration::from_secs(30)))
+            .expect("rust member joins")
+            .spawn_heartbeat_thread()
+            .expect("spawn heartbeat thread");
+        Member {
+            handle,
+            runtime: StreamsTaskRuntime::new(),
+            process_id,
+        }
+    }
+
+    /// Runs exactly the broker's target, as a Streams application would.
+    fn reconcile(&mut self) {
+        if !self.handle.state().is_terminal() {
+            self.handle
+                .reconcile_task_runtime(&mut self.runtime)
+                .expect("reconcile");
+        }
+    }
+
+    fn running_active(&self) -> BTreeSet<StreamsTaskId> {
+        self.runtime.owned_assignment().active().cloned().collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+/// A fresh group with an input topic; `None` (test skipped) before Kafka 4.2.
+struct Setup {
+    cluster: common::Cluster,
+    group: String,
+    input: String,
+    all: BTreeSet<StreamsTaskId>,
+}
+
+fn setup(prefix: &str, partitions: i32) -> Option<Setup> {
+    common::init_logging();
+    let cluster = common::Cluster::get();
+    let v = cluster.kafka_version();
+    if v < (4, 2, 0) {
+        eprintln!(
+            "SKIPPED: Kafka {}.{}.{} has no GA Streams rebalance protocol (needs 4.2+)",
+            v.0, v.1, v.2
+        );
+        return None;
+    }
+    let group = common::unique_name(prefix);
+    let input = common::unique_name("ksg-interop-in");
+    common::create_topic(&cluster, &input, partitions);
+    let all = ["0", "1"]
+        .iter()
+        .flat_map(|s| (0..partitions).map(move |p| StreamsTaskId::new(*s, p)))
+        .collect();
+    Some(Setup {
+        cluster,
+        group,
+        input,
+        all,
+    })
+}
+
+impl Setup {
+    fn peer(&self, app_server: Option<String>) -> Peer {
+        Peer::start(
+            &self.cluster,
+            PeerOptions {
+                group: &self.group,
+                input: &self.input,
+                app_server,
+                tags: vec![("zone", "java")],
+            },
+        )
+    }
+
+    fn rust_config(&self) -> StreamsGroupConfig {
+        StreamsGroupConfig::new(
+            self.cluster.plaintext(),
+            &self.group,
+            common::counts_topology(&self.group, &self.input),
+        )
+        .client_tags([("zone", "rust")])
+    }
+
+    fn describe(&self) -> StreamsGroupDescription {
+        describe_streams_group(
+            &ClientConfig::new(self.cluster.plaintext()),
+            &self.group,
+            Duration::from_secs(10),
+        )
+        .expect("describe_streams_group")
+    }
+}
+
+/// A free local port for a user endpoint (nothing listens on it; it is only advertised).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// Observes the Java peer and the Rust member (either may be absent) every ~100 ms until
+/// `done(java_active, rust_running_active)` holds; asserts on every observation that no task
+/// runs active on both. The Rust side is read first: its running set only changes in
+/// `reconcile`, so a task in both observations was running on both at the moment Java answered.
+fn watch(
+    java: Option<&mut Peer>,
+    rust: Option<&mut Member>,
+    timeout: Duration,
+    what: &str,
+    done: impl Fn(&BTreeSet<StreamsTaskId>, &BTreeSet<StreamsTaskId>) -> bool,
+) -> Duration {
+    let start = Instant::now();
+    let mut java = java;
+    let mut rust = rust;
+    loop {
+        let r = match rust.as_deref_mut() {
+            Some(m) => {
+                m.reconcile();
+                m.running_active()
+            }
+            None => BTreeSet::new(),
+        };
+        let j = match java.as_deref_mut() {
+            Some(p) => p.active_tasks(),
+            None => BTreeSet::new(),
+        };
+        let both: Vec<_> = j.intersection(&r).collect();
+        assert!(
+            both.is_empty(),
+            "tasks {both:?} active on Java and Rust at once"
+        );
+        if done(&j, &r) {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}: java {j:?}, rust {r:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The disjoint split of `all` between two non-empty sides.
+fn split(
+    all: &BTreeSet<StreamsTaskId>,
+) -> impl Fn(&BTreeSet<StreamsTaskId>, &BTreeSet<StreamsTaskId>) -> bool + '_ {
+    move |j, r| {
+        !j.is_empty()
+            && !r.is_empty()
+            && j.is_disjoint(r)
+            && j.union(r).cloned().collect::<BTreeSet<_>>() == *all
+    }
+}
+
+/// One member line of `kafka-streams-groups.sh --describe --members --verbose`.
+#[derive(Debug)]
+struct ToolMember {
+    member_id: String,
+    process_id: String,
+    client_id: String,
+    active: BTreeSet<StreamsTaskId>,
+}
+
+/// Runs Kafka's StreamsGroupCommand on the harness broker's jars.
+fn kafka_streams_groups_describe(cluster: &common::Cluster, group: &str) -> String {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .args([
+            "tool",
+            "org.apache.kafka.tools.streams.StreamsGroupCommand",
+            "--bootstrap-server",
+            cluster.plaintext(),
+            "--describe",
+            "--group",
+            group,
+            "--members",
+            "--verbose",
+        ])
+        .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
+        .env("KSG_KAFKA_VERSION", cluster.value("KSG_KAFKA_VERSION"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run StreamsGroupCommand");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "StreamsGroupCommand failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Parses the member table: `GROUP TARGET-ASSIGNMENT-EPOCH TOPOLOGY-EPOCH MEMBER
+/// MEMBER-PROTOCOL MEMBER-EPOCH PROCESS CLIENT-ID ASSIGNMENTS…`, where ASSIGNMENTS reads
+/// `ACTIVE: 0:[0,1]; 1:[2]; TARGET-ACTIVE: …` (sections STANDBY:, WARMUP: … as present).
+fn parse_tool_members(out: &str, group: &str) -> Vec<ToolMember> {
+    let mut lines = out.lines().skip_while(|l| !l.starts_with("GROUP "));
+    let header = lines
+        .next()
+        .unwrap_or_else(|| panic!("no table in:\n{out}"));
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    let col = |name: &str| {
+        cols.iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    };
+    let (member, process, client, assignments) = (
+        col("MEMBER"),
+        col("PROCESS"),
+        col("CLIENT-ID"),
+        col("ASSIGNMENTS"),
+    );
+    lines
+        .filter(|l| l.split_whitespace().next() == Some(group))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let rest = f[assignments..].join(" ");
+            ToolMember {
+                member_id: f[member].to_string(),
+                process_id: f[process].to_string(),
+                client_id: f[client].to_string(),
+                active: parse_tool_section(&rest, "ACTIVE:"),
+            }
+        })
+        .collect()
+}
+
+/// The tasks of one section (`ACTIVE:` but not `TARGET-ACTIVE:`) of an ASSIGNMENTS cell.
+fn parse_tool_section(cell: &str, section: &str) -> BTreeSet<StreamsTaskId> {
+    let mut tasks = BTreeSet::new();
+    let words: Vec<&str> = cell.split_whitespace().collect();
+    let Some(start) = words.iter().position(|w| *w == section) else {
+        return tasks;
+    };
+    for w in &words[start + 1..] {
+        if w.ends_with(':') && !w.contains('[') {
+            break; // the next section
+        }
+        let w = w.trim_end_matches(';');
+        let Some((sub, parts)) = w.split_once(":[") else {
+            continue;
+        };
+        for p in parts
+            .trim_end_matches(']')
+            .split(',')
+            .filter(|p| !p.is_empty())
+        {
+            tasks.insert(StreamsTaskId::new(sub, p.parse().expect("partition")));
+        }
+    }
+    tasks
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests.
+
+/// (a) one group, Java + Rust, same topology: the broker splits the tasks, never one task
+/// active on both, the union is everything — seen through StreamsGroupDescribe and through
+/// Java's `tasks`; (g) each side sees the other's endpoint; (h) our describe agrees with
+/// `kafka-streams-groups.sh`; (b) Java closes → Rust holds everything within a few
+/// heartbeat intervals.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn java_and_rust_share_a_group_then_java_leaves_and_rust_takes_all() {
+    let Some(s) = setup("ksg-interop-split", 4) else {
+        return;
+    };
+    let t0 = Instant::now();
+    let java_port = free_port();
+    let rust_port = free_port();
+    let mut java = s.peer(Some(format!("127.0.0.1:{java_port}")));
+    let mut rust = Member::join(s.rust_config().user_endpoint("127.0.0.1", rust_port));
+    let took = watch(
+        Some(&mut java),
+        Some(&mut rust),
+        Duration::from_secs(30),
+        "a Java/Rust split of all tasks",
+        split(&s.all),
+    );
+    eprintln!("split between Java and Rust after {took:?}");
+
+    // (a) through StreamsGroupDescribe: two members, disjoint, complete. The broker's view
+    // catches up with one more heartbeat each, so poll briefly.
+    let java_process = java.info_field("processId");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let d = loop {
+        let d = s.describe();
+        let mut seen = BTreeMap::new();
+        let mut clash = None;
+        for (t, m) in d.active_tasks() {
+            if let Some(other) = seen.insert(t.clone(), m.member_id.clone()) {
+                clash = Some((t.clone(), other, m.member_id.clone()));
+            }
+        }
+        assert!(
+            clash.is_none(),
+            "task on two members in describe: {clash:?}"
+        );
+        let complete = seen.keys().cloned().collect::<BTreeSet<_>>() == s.all;
+        if d.members.len() == 2 && complete {
+            break d;
+        }
+        assert!(Instant::now() < deadline, "describe never complete: {d:#?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let rust_desc = d
+        .member(&rust.handle.member_id())
+        .expect("rust member described");
+    assert_eq!(rust_desc.process_id, rust.process_id);
+    assert_eq!(
+        rust_desc.user_endpoint.as_ref().map(|e| e.port),
+        Some(rust_port)
+    );
+    assert_eq!(
+        rust_desc.client_tags.get("zone").map(String::as_str),
+        Some("rust")
+    );
+    let java_desc = d
+        .members
+        .iter()
+        .find(|m| m.process_id == java_process)
+        .unwrap_or_else(|| panic!("Java process {java_process} not described: {d:#?}"));
+    assert_eq!(
+        java_desc.user_endpoint.as_ref().map(|e| e.port),
+        Some(java_port)
+    );
+    assert_eq!(
+        java_desc.client_tags.get("zone").map(String::as_str),
+        Some("java")
+    );
+    assert_eq!(java_desc.assignment.active, java.active_tasks());
+    assert!(
+        matches!(
+            d.state,
+            DescribedGroupState::Stable | DescribedGroupState::Reconciling
+        ),
+        "{:?}",
+        d.state
+    );
+    assert!(d.group_epoch >= d.target_assignment_epoch && d.target_assignment_epoch > 0);
+    // The initialised topology is the one both sides sent, with partition counts resolved.
+    let topology = d.topology.as_ref().expect("topology initialised");
+    let sent = common::counts_topology(&s.group, &s.input);
+    assert_eq!(topology.subtopologies.len(), 2, "{topology:#?}");
+    for (got, want) in topology.subtopologies.iter().zip(&sent.subtopologies) {
+        assert_eq!(got.id, want.id);
+        assert_eq!(got.source_topics, want.source_topics);
+        assert_eq!(got.repartition_sink_topics, want.repartition_sink_topics);
+        let names = |ts: &[kafka_streams_group::TopicInfo]| {
+            ts.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(&got.repartition_source_topics),
+            names(&want.repartition_source_topics)
+        );
+        assert_eq!(
+            names(&got.state_changelog_topics),
+            names(&want.state_changelog_topics)
+        );
+        for t in got
+            .repartition_source_topics
+            .iter()
+            .chain(&got.state_changelog_topics)
+        {
+            assert_eq!(
+                t.partitions, 4,
+                "{} resolved to the input's partitions",
+                t.name
+            );
+        }
+    }
+    assert!(d
+        .members
+        .iter()
+        .all(|m| m.topology_epoch == d.topology_epoch));
+
+    // (g) endpoints: Rust sees Java's endpoint with its partitions; Java's metadata lists the
+    // Rust member's endpoint.
+    let java_ep = kafka_streams_group::UserEndpoint::new("127.0.0.1", java_port);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let a = rust.handle.assignment();
+        if let Some(parts) = a.partitions_by_user_endpoint.get(&java_ep) {
+            let java_tasks = java.active_tasks();
+            let input_parts: BTreeSet<i32> = java_tasks
+                .iter()
+                .filter(|t| t.subtopology_id == "0")
+                .map(|t| t.partition)
+                .collect();
+            let repartition_parts: BTreeSet<i32> = java_tasks
+                .iter()
+                .filter(|t| t.subtopology_id == "1")
+                .map(|t| t.partition)
+                .collect();
+            let repartition = format!("{}-counts-repartition", s.group);
+            if parts.active.get(&s.input) == Some(&input_parts)
+                && parts.active.get(&repartition) == Some(&repartition_parts)
+            {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "rust never saw Java's endpoint partitions: {:?}",
+            a.partitions_by_user_endpoint
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let md = java.command("metadata");
+        if md.contains(&format!("\"endpoint\":\"127.0.0.1:{rust_port}\"")) {
+            // The Rust member's input partitions are listed under its endpoint.
+            let rust_parts = rust.running_active();
+            let first = rust_parts
+                .iter()
+                .find(|t| t.subtopology_id == "0")
+                .map(|t| format!("{}-{}", s.input, t.partition));
+            if first.is_none_or(|p| md.contains(&p)) {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Java never listed the Rust endpoint: {md}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    // (h) kafka-streams-groups.sh agrees with describe_streams_group.
+    let tool = kafka_streams_groups_describe(&s.cluster, &s.group);
+    let ours = s.describe();
+    let theirs = parse_tool_members(&tool, &s.group);
+    let ours_by_id: BTreeMap<_, _> = ours.members.iter().map(|m| (&m.member_id, m)).collect();
+    assert_eq!(
+        theirs.iter().map(|m| &m.member_id).collect::<BTreeSet<_>>(),
+        ours_by_id.keys().copied().collect::<BTreeSet<_>>(),
+        "members differ; tool output:\n{tool}"
+    );
+    for m in &theirs {
+        let o = ours_by_id[&m.member_id];
+        assert_eq!(m.process_id, o.process_id, "process of {}", m.member_id);
+        assert_eq!(m.client_id, o.client_id, "client id of {}", m.member_id);
+        assert_eq!(
+            m.active, o.assignment.active,
+            "tasks of {}\n{tool}",
+            m.member_id
+        );
+    }
+    eprintln!(
+        "kafka-streams-groups.sh agrees: {} members, {} active tasks",
+        theirs.len(),
+        theirs.iter().map(|m| m.active.len()).sum::<usize>()
+    );
+
+    // (b) Java leaves gracefully: Rust holds all within a few heartbeat intervals.
+    let closing = Instant::now();
+    java.close();
+    let took = watch(
+        None,
+        Some(&mut rust),
+        Duration::from_secs(10),
+        "Rust holds all after Java closed",
+        |_, r| r == &s.all,
+    );
+    eprintln!(
+        "Java closed in {:?}; Rust holds all {} tasks {took:?} after close returned",
+        closing.elapsed() - took,
+        s.all.len()
+    );
+    assert!(took < Duration::from_secs(3), "takeover took {took:?}");
+    rust.handle.close().expect("rust leaves");
+    eprintln!("test took {:?}", t0.elapsed());
+}
+
+/// (c) Rust leaves → Java holds all; (d) a Rust member that stops heartbeating without
+/// leaving (handle dropped) → Java takes over after the session timeout.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn rust_leaves_or_vanishes_and_java_takes_all() {
+    let Some(s) = setup("ksg-interop-rust-leaves", 2) else {
+        return;
+    };
+    let t0 = Instant::now();
+    let mut java = s.peer(None);
+    let mut rust = Member::join(s.rust_config());
+    watch(
+        Some(&mut java),
+        Some(&mut rust),
+        Duration::from_secs(30),
+        "a split",
+        split(&s.all),
+    );
+    // (c)
+    let leaving = Instant::now();
+    rust.handle.close().expect("rust leaves");
+    let took = watch(
+        Some(&mut java),
+        None,
+        Duration::from_secs(10),
+        "Java holds all after Rust left",
+        |j, _| j == &s.all,
+    );
+    eprintln!(
+        "Rust left (close took {:?}); Java holds all {took:?} after that",
+        leaving.elapsed() - took
+    );
+    assert!(took < Duration::from_secs(5), "Java took {took:?}");
+
+    // (d)
+    let mut rust = Member::join(s.rust_config());
+    watch(
+        Some(&mut java),
+        Some(&mut rust),
+        Duration::from_secs(30),
+        "a second split",
+        split(&s.all),
+    );
+    let Member { handle, .. } = rust;
+    let dropped = Instant::now();
+    drop(handle);
+    let took = watch(
+        Some(&mut java),
+        None,
+        Duration::from_secs(15),
+        "Java holds all after the Rust member expired",
+        |j, _| j == &s.all,
+    );
+    eprintln!("Rust member dropped; Java holds all {took:?} later (session timeout 3 s)");
+    assert!(
+        took >= Duration::from_secs(2),
+        "takeover before the session timeout: {took:?} (since drop {:?})",
+        dropped.elapsed()
+    );
+    java.close();
+    eprintln!("test took {:?}", t0.elapsed());
+}
+
+/// (e) the Java instance is killed (SIGKILL) → the Rust member takes over after the session
+/// timeout.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn java_killed_and_rust_takes_over_after_the_session_timeout() {
+    let Some(s) = setup("ksg-interop-kill", 2) else {
+        return;
+    };
+    let t0 = Instant::now();
+    let mut java = s.peer(None);
+    let mut rust = Member::join(s.rust_config());
+    watch(
+        Some(&mut java),
+        Some(&mut rust),
+        Duration::from_secs(30),
+        "a split",
+        split(&s.all),
+    );
+    let killed = Instant::now();
+    java.kill_hard();
+    let took = watch(
+        None,
+        Some(&mut rust),
+        Duration::from_secs(15),
+        "Rust holds all after Java was killed",
+        |_, r| r == &s.all,
+    );
+    eprintln!(
+        "Java killed; Rust holds all {took:?} later ({:?} since the kill)",
+        killed.elapsed()
+    );
+    assert!(
+        took >= Duration::from_secs(2),
+        "takeover before the session timeout: {took:?}"
+    );
+    // The dead member is gone from the group (asked through the member's own handle).
+    let d = rust
+        .handle
+        .describe_group(Duration::from_secs(10))
+        .expect("describe_group");
+    assert_eq!(d.members.len(), 1, "{d:#?}");
+    assert_eq!(d.members[0].member_id, rust.handle.member_id());
+    rust.handle.close().expect("rust leaves");
+    eprintln!("test took {:?}", t0.elapsed());
+}
+
+/// (f) a shutdown request from Rust shuts the Java application down (PENDING_ERROR/ERROR).
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_shutdown_request_from_rust_shuts_the_java_application_down() {
+    let Some(s) = setup("ksg-interop-shutdown-r2j", 2) else {
+        return;
+    };
+    let t0 = Instant::now();
+    // Rust → Java.
+    let mut java = s.peer(None);
+    let mut rust = Member::join(s.rust_config());
+    watch(
+        Some(&mut java),
+        Some(&mut rust),
+        Duration::from_secs(30),
+        "a split",
+        split(&s.all),
+    );
+    let asked = Instant::now();
+    rust.handle
+        .request_application_shutdown()
+        .expect("request shutdown");
+    let state = java.wait_state(Duration::from_secs(15), |st| {
+        matches!(st, "PENDING_ERROR" | "ERROR")
+    });
+    eprintln!(
+        "Rust asked for shutdown; Java went {state} after {:?}",
+        asked.elapsed()
+    );
+    java.wait_state(Duration::from_secs(15), |st| st == "ERROR");
+    eprintln!("Java reached ERROR after {:?}", asked.elapsed());
+    rust.handle.close().expect("rust leaves");
+    let closing = Instant::now();
+    java.close();
+    eprintln!(
+        "Java closed in {:?}; test took {:?}",
+        closing.elapsed(),
+        t0.elapsed()
+    );
+}
+
+/// (f) Java's `shutdown-application` reaches the Rust member as SHUTDOWN_APPLICATION.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_shutdown_request_from_java_reaches_the_rust_member() {
+    let Some(s2) = setup("ksg-interop-shutdown-j2r", 2) else {
+        return;
+    };
+    let t0 = Instant::now();
+    let mut java = s2.peer(None);
+    let mut rust = Member::join(s2.rust_config());
+    watch(
+        Some(&mut java),
+        Some(&mut rust),
+        Duration::from_secs(30),
+        "a split",
+        split(&s2.all),
+    );
+    let mut changes = rust.handle.subscribe_assignment();
+    let asked = Instant::now();
+    let reply = java.command("shutdown-application");
+    assert!(reply.starts_with("ok shutdown-application"), "{reply}");
+    let deadline = asked + Duration::from_secs(15);
+    loop {
+        let a = changes
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("Rust sees SHUTDOWN_APPLICATION before the deadline");
+        if a.statuses
+            .iter()
+            .any(|st| st.code == StreamsStatusCode::ShutdownApplication)
+        {
+            assert!(a.shutdown_requested());
+            break;
+        }
+    }
+    eprintln!(
+        "Java asked for shutdown; Rust saw SHUTDOWN_APPLICATION after {:?}",
+        asked.elapsed()
+    );
+    java.wait_state(Duration::from_secs(15), |st| st == "ERROR");
+    let _ = rust.handle.close();
+    java.close();
+    eprintln!("test took {:?}", t0.elapsed());
+}
+
+/// Several groups in one call come back in the order asked; an unknown group is a typed
+/// `GROUP_ID_NOT_FOUND` naming the group; an empty group keeps its topology.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn describe_several_groups_and_typed_errors() {
+    let Some(s) = setup("ksg-interop-describe-a", 2) else {
+        return;
+    };
+    let b = common::unique_name("ksg-interop-describe-b");
+    let config = ClientConfig::new(s.cluster.plaintext());
+    let ma = Member::join(s.rust_config());
+    let mb = Member::join(StreamsGroupConfig::new(
+        s.cluster.plaintext(),
+        &b,
+        common::counts_topology(&b, &s.input),
+    ));
+    let started = Instant::now();
+    let ds = describe_streams_groups(
+        &config,
+        &[b.as_str(), s.group.as_str(), b.as_str()],
+        Duration::from_secs(10),
+    )
+    .expect("describe two groups");
+    eprintln!("described 2 groups in {:?}", started.elapsed());
+    assert_eq!(
+        ds.iter().map(|d| d.group_id.as_str()).collect::<Vec<_>>(),
+        [b.as_str(), s.group.as_str()]
+    );
+    assert_eq!(ds[0].members.len(), 1);
+    assert_eq!(ds[0].members[0].member_id, mb.handle.member_id());
+    assert_eq!(ds[1].members[0].member_id, ma.handle.member_id());
+    assert_eq!(
+        ds[1].members[0].client_tags.get("zone").map(String::as_str),
+        Some("rust")
+    );
+
+    let missing = common::unique_name("ksg-interop-no-such-group");
+    let err = describe_streams_groups(
+        &config,
+        &[s.group.as_str(), missing.as_str()],
+        Duration::from_secs(10),
+    )
+    .expect_err("unknown group");
+    match &err {
+        Error::Broker { kind, context, .. } => {
+            assert_eq!(*kind, kafka_streams_group::BrokerErrorKind::GroupIdNotFound);
+            assert_eq!(context.group.as_deref(), Some(missing.as_str()));
+        }
+        other => panic!("expected a broker error, got {other:?}"),
+    }
+    eprintln!("unknown group: {err}");
+
+    // Both leave: the group is Empty, with no members but its topology still initialised.
+    ma.handle.close().expect("a leaves");
+    mb.handle.close().expect("b leaves");
+    let d = s.describe();
+    assert_eq!(d.state, DescribedGroupState::Empty, "{d:#?}");
+    assert!(d.members.is_empty());
+    eprintln!(
+        "empty group: epoch {}, topology epoch {}, topology kept: {}",
+        d.group_epoch,
+        d.topology_epoch,
+        d.topology.is_some()
+    );
+}
+
+#[test]
+fn tool_output_parsing() {
+    let out = "\nGROUP  TARGET-ASSIGNMENT-EPOCH TOPOLOGY-EPOCH MEMBER MEMBER-PROTOCOL MEMBER-EPOCH PROCESS CLIENT-ID ASSIGNMENTS\n\
+               g 3 0 m1 streams 3 p1 c1 ACTIVE: 0:[0,1]; 1:[0]; TARGET-ACTIVE: 0:[0,1]; 1:[0,1]; \n\
+               g 3 0 m2 streams 3 p2 c2 ACTIVE: 1:[1]; STANDBY: 0:[2]; TARGET-ACTIVE: 1:[1]; \n";
+    let ms = parse_tool_members(out, "g");
+    assert_eq!(ms.len(), 2);
+    assert_eq!(ms[0].member_id, "m1");
+    assert_eq!(ms[0].process_id, "p1");
+    assert_eq!(ms[0].client_id, "c1");
+    assert_eq!(ms[0].active, parse_task_list("0_0,0_1,1_0"));
+    assert_eq!(ms[1].active, parse_task_list("1_1"));
+    assert_eq!(
+        parse_tool_section("ACTIVE: 1:[1]; STANDBY: 0:[2];", "STANDBY:"),
+        parse_task_list("0_2")
+    );
+    assert_eq!(
+        json_string_field(r#"info {"processId":"abc","x":1}"#, "processId").as_deref(),
+        Some("abc")
+    );
+}
