@@ -460,8 +460,8 @@ fn single_broker_sigkill_and_restart_the_member_recovers_with_the_same_id() {
     );
     eprintln!(
         "[item 14] member {outcome}: epoch {epoch_before} -> {epoch_after}, rejoins {} -> {}, \
-         retries {} -> {}, heartbeats {} -> {}, fewest active tasks while down {}, states \
-         seen {:?}",
+         retries {} -> {}, heartbeats {} -> {}, fewest active tasks at a 50 ms poll while \
+         down {}, states seen {:?}",
         at_kill.rejoins,
         after.rejoins,
         at_kill.retries,
