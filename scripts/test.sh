@@ -85,6 +85,9 @@ if [ $unit_only -eq 0 ]; then
     # Every #[ignore]d test is a live test, except the broker-independent conformance suite
     # (run once above).
     KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --tests -- --ignored --skip conformance_against_kafka || failed=1
+    if [ "$version" = 4.4.0 ]; then
+      bash "$repo/scripts/run-examples.sh" "$run_dir/cluster.env" || failed=1
+    fi
     stop_broker
     phase_end "Kafka $version live tests"
   done
