@@ -117,6 +117,19 @@ fn wrong_host_is_refused_unless_dangerously_disabled() {
 }
 
 #[test]
+fn a_certificate_without_subject_alt_names_is_refused() {
+    // Its common name is the broker's name, but TLS clients match names against the
+    // subjectAltName extension only (RFC 6125); a SAN-less certificate names no host.
+    let ca = Ca::new("Test CA");
+    let leaf = server_leaf_without_san(&ca, BROKER);
+    let out = handshake(
+        connector(trusting(&ca)).connect(BROKER).unwrap(),
+        server_config(&leaf, None, BOTH),
+    );
+    assert!(is_name_error(&cert_error(&out)), "{out:?}");
+}
+
+#[test]
 fn dangerous_option_still_verifies_the_chain_and_validity() {
     let ca = Ca::new("Real CA");
     let rogue = Ca::new("Rogue CA");

@@ -76,12 +76,33 @@ pub fn leaf_with_key(
     client: bool,
     key: KeyPair,
 ) -> Leaf {
+    let cn = names.first().copied().unwrap_or("client");
+    leaf_with_names(ca, names, cn, validity, client, key)
+}
+
+/// A server certificate whose only name is its common name `cn`: no subjectAltName at all.
+pub fn server_leaf_without_san(ca: &Ca, cn: &str) -> Leaf {
+    leaf_with_names(
+        ca,
+        &[],
+        cn,
+        Validity::Current,
+        false,
+        KeyPair::generate().unwrap(),
+    )
+}
+
+fn leaf_with_names(
+    ca: &Ca,
+    names: &[&str],
+    cn: &str,
+    validity: Validity,
+    client: bool,
+    key: KeyPair,
+) -> Leaf {
     let mut params =
         CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    params.distinguished_name.push(
-        DnType::CommonName,
-        names.first().copied().unwrap_or("client"),
-    );
+    params.distinguished_name.push(DnType::CommonName, cn);
     params.extended_key_usages = vec![if client {
         ExtendedKeyUsagePurpose::ClientAuth
     } else {
