@@ -452,9 +452,16 @@ fn task_offsets_reach_4_4_brokers_and_are_withheld_from_older_ones() {
         &group,
         simple_topology(&input),
     ));
-    wait_for(&mut [&mut m], Duration::from_secs(30), "both tasks", |ms| {
-        ms[0].active().len() == 2
-    });
+    wait_for(
+        &mut [&mut m],
+        Duration::from_secs(30),
+        "both tasks running, stable",
+        |ms| {
+            ms[0].active().len() == 2
+                && ms[0].running_active().len() == 2
+                && matches!(ms[0].handle.state(), StreamsGroupState::Stable)
+        },
+    );
     let mut offsets = kafka_streams_group::StreamsTaskOffsets::new();
     for t in m.active() {
         offsets = offsets.offset(t.clone(), 42).end_offset(t, 100);
