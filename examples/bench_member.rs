@@ -10,6 +10,8 @@
 //!                                               a member speaking a subset of the Java
 //!                                               streams-peer's stdin/stdout control protocol:
 //!                                               `ready`, `tasks`, `rss`, `close` → `closed`
+//! bench_member create-topic --bootstrap H:P --topic T --partitions N
+//! bench_member encode-loop --n N                N steady heartbeat encodes (allocation count)
 //! ```
 //!
 //! CPU time is read from `/proc/self/task/<tid>/schedstat` (nanoseconds on the CPU), wake-ups
@@ -20,9 +22,11 @@
 mod mock;
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
+use std::io::{BufRead, Read, Write};
 use std::time::{Duration, Instant};
 
+use kafka_streams_group::protocol::api::streams_group_heartbeat::StreamsGroupHeartbeatRequest;
+use kafka_streams_group::protocol::frame::encode_request_frame;
 use kafka_streams_group::{
     StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle, StreamsTopology,
     Subtopology, TopicInfo,
@@ -137,6 +141,41 @@ fn idle(args: &[String]) {
         }
     };
     let handle = join(&bootstrap, "bench-group", simple_topology());
+    // The floor, measured in the same window: a plain thread that sleeps `interval` and then
+    // does one blocking TCP round trip of the same heartbeat bytes against a ping-pong server.
+    let pp = mock::start_ping_pong(mock::heartbeat_response_body(interval, 1), true);
+    let req = StreamsGroupHeartbeatRequest {
+        group_id: "bench-group".into(),
+        member_id: handle.member_id(),
+        member_epoch: 1,
+        rebalance_timeout_ms: -1,
+        ..Default::default()
+    };
+    let mut frame = Vec::new();
+    encode_request_frame(&mut frame, 7, Some("kafka-streams-group"), &req, 1).expect("frame");
+    let period = Duration::from_millis(u64::try_from(interval).unwrap_or(500));
+    std::thread::Builder::new()
+        .name("floor-pingpong".into())
+        .spawn(move || {
+            let mut s = std::net::TcpStream::connect(&pp).expect("connect ping-pong");
+            let _ = s.set_nodelay(true);
+            let mut resp = Vec::new();
+            loop {
+                std::thread::sleep(period);
+                if s.write_all(&frame).is_err() {
+                    return;
+                }
+                let mut len = [0u8; 4];
+                if s.read_exact(&mut len).is_err() {
+                    return;
+                }
+                resp.resize(i32::from_be_bytes(len).max(0) as usize, 0);
+                if s.read_exact(&mut resp).is_err() {
+                    return;
+                }
+            }
+        })
+        .expect("spawn floor thread");
     // Let the join settle (first periodic heartbeat), then open the window.
     std::thread::sleep(Duration::from_millis(
         u64::try_from(interval).unwrap_or(500) + 200,
@@ -149,11 +188,14 @@ fn idle(args: &[String]) {
     let after = threads();
     let heartbeats = handle.metrics().heartbeats - hb_before;
     let mut hb = (0u64, 0u64, 0u64);
+    let mut floor = (0u64, 0u64);
     let mut others = (0u64, 0u64);
     for (tid, (name, cpu, vol, invol)) in &after {
         let (_, cpu0, vol0, invol0) = before.get(tid).cloned().unwrap_or((String::new(), 0, 0, 0));
         if name.starts_with("ksg-heartbeat") {
             hb = (cpu - cpu0, vol - vol0, invol - invol0);
+        } else if name.starts_with("floor-pingpong") {
+            floor = (cpu - cpu0, vol - vol0);
         } else if !name.starts_with("mock") {
             others.0 += cpu - cpu0;
             others.1 += vol - vol0;
@@ -162,13 +204,15 @@ fn idle(args: &[String]) {
     println!(
         "idle wall_s={:.1} interval_ms={interval} heartbeats={heartbeats} hb_thread_cpu_us={} \
          hb_thread_wakeups={} hb_thread_involuntary={} other_threads_cpu_us={} \
-         other_threads_wakeups={} mock={}",
+         other_threads_wakeups={} floor_thread_cpu_us={} floor_thread_wakeups={} mock={}",
         wall.as_secs_f64(),
         hb.0 / 1000,
         hb.1,
         hb.2,
         others.0 / 1000,
         others.1,
+        floor.0 / 1000,
+        floor.1,
         if in_process.is_some() {
             "in-process"
         } else {
@@ -225,17 +269,38 @@ fn peer(args: &[String]) {
     println!("ready");
     let handle = join(&bootstrap, &group, counts_topology(&group, &input));
     println!("joined");
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let Ok(line) = line else { break };
+    // Commands arrive on a reader thread; the main thread does what a Streams application
+    // does: whenever the target changes, run exactly the target and report it as owned (the
+    // broker only moves a task to another member after its owner has given it up).
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut runtime = kafka_streams_group::StreamsTaskRuntime::new();
+    let mut assignments = handle.subscribe_assignment();
+    let _ = handle.reconcile_task_runtime(&mut runtime);
+    loop {
+        if assignments.try_recv().is_some() {
+            let _ = handle.reconcile_task_runtime(&mut runtime);
+        }
+        let line = match rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(l) => l,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match line.trim() {
             "tasks" => {
-                let a = handle.assignment();
+                let owned = runtime.owned_assignment();
                 let list = |it: &mut dyn Iterator<Item = String>| it.collect::<Vec<_>>().join(",");
                 println!(
                     "tasks active={} standby={}",
-                    list(&mut a.active().map(|t| t.to_string())),
-                    list(&mut a.standby().map(|t| t.to_string()))
+                    list(&mut owned.active().map(|t| t.to_string())),
+                    list(&mut owned.standby().map(|t| t.to_string()))
                 );
             }
             "rss" => println!("rss {}", rss_kb()),
@@ -247,6 +312,44 @@ fn peer(args: &[String]) {
     println!("closed");
 }
 
+fn create_topic(args: &[String]) {
+    let bootstrap = arg(args, "--bootstrap").expect("--bootstrap");
+    let topic = arg(args, "--topic").expect("--topic");
+    let partitions: i32 = arg(args, "--partitions")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4);
+    kafka_streams_group::admin::create_topics(
+        &kafka_streams_group::ClientConfig::new(bootstrap),
+        &[kafka_streams_group::admin::NewTopic::new(topic, partitions)],
+        Duration::from_secs(30),
+    )
+    .expect("create topic");
+}
+
+/// Encodes the steady-state heartbeat `--n` times into one reused buffer; run under
+/// `valgrind` twice (n = 0 and n = 10000), the difference in "total heap usage" is the number
+/// of allocations of `n` encodes.
+fn encode_loop(args: &[String]) {
+    use kafka_streams_group::protocol::codec::encode_message;
+    let n: usize = arg(args, "--n").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let req = StreamsGroupHeartbeatRequest {
+        group_id: "bench-application".into(),
+        member_id: "Zm9vYmFyYmF6cXV4cXV1eA".into(),
+        member_epoch: 17,
+        endpoint_information_epoch: 4,
+        rebalance_timeout_ms: -1,
+        ..Default::default()
+    };
+    let mut buf = Vec::with_capacity(4096);
+    let mut total = 0usize;
+    for _ in 0..n {
+        buf.clear();
+        encode_message(&mut buf, std::hint::black_box(&req), 1).expect("encode");
+        total += buf.len();
+    }
+    println!("encode-loop n={n} bytes={total}");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -254,6 +357,8 @@ fn main() {
         Some("idle") => idle(&args),
         Some("hb-loop") => hb_loop(&args),
         Some("peer") => peer(&args),
+        Some("create-topic") => create_topic(&args),
+        Some("encode-loop") => encode_loop(&args),
         _ => {
             eprintln!("usage: bench_member mock|idle|hb-loop|peer … (see the file's docs)");
             std::process::exit(2);

@@ -196,32 +196,37 @@ fn serve(mut s: TcpStream, answers: &Answers, heartbeats: &AtomicU64) {
 pub fn start_ping_pong(response_body: Vec<u8>, flexible: bool) -> String {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind ping-pong");
     let addr = l.local_addr().expect("addr").to_string();
-    thread::spawn(move || {
-        for s in l.incoming() {
-            let Ok(mut s) = s else { return };
-            let b = response_body.clone();
-            thread::spawn(move || {
-                let _ = s.set_nodelay(true);
-                let mut payload = Vec::new();
-                let mut out = Vec::new();
-                loop {
-                    let mut len = [0u8; 4];
-                    if s.read_exact(&mut len).is_err() {
-                        return;
+    let accept = thread::Builder::new().name("mock-pp-accept".into());
+    accept
+        .spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { return };
+                let b = response_body.clone();
+                let conn = thread::Builder::new().name("mock-pp-conn".into());
+                let _ = conn.spawn(move || {
+                    let _ = s.set_nodelay(true);
+                    let mut payload = Vec::new();
+                    let mut out = Vec::new();
+                    loop {
+                        let mut len = [0u8; 4];
+                        if s.read_exact(&mut len).is_err() {
+                            return;
+                        }
+                        payload.resize(i32::from_be_bytes(len).max(0) as usize, 0);
+                        if s.read_exact(&mut payload).is_err() || payload.len() < 8 {
+                            return;
+                        }
+                        let corr =
+                            i32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
+                        write_frame(&mut out, corr, flexible, &b);
+                        if s.write_all(&out).is_err() {
+                            return;
+                        }
                     }
-                    payload.resize(i32::from_be_bytes(len).max(0) as usize, 0);
-                    if s.read_exact(&mut payload).is_err() || payload.len() < 8 {
-                        return;
-                    }
-                    let corr = i32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
-                    write_frame(&mut out, corr, flexible, &b);
-                    if s.write_all(&out).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
+                });
+            }
+        })
+        .expect("spawn ping-pong");
     addr
 }
 
