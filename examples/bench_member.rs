@@ -12,6 +12,7 @@
 //!                                               `ready`, `tasks`, `rss`, `close` → `closed`
 //! bench_member create-topic --bootstrap H:P --topic T --partitions N
 //! bench_member encode-loop --n N                N steady heartbeat encodes (allocation count)
+//! bench_member reconcile-probe --n N [--setup-only]   one rebalance reconcile (callgrind)
 //! ```
 //!
 //! CPU time is read from `/proc/self/task/<tid>/schedstat` (nanoseconds on the CPU), wake-ups
@@ -350,6 +351,45 @@ fn encode_loop(args: &[String]) {
     println!("encode-loop n={n} bytes={total}");
 }
 
+/// One rebalance reconcile of `--n` tasks (a quarter removed, a quarter added, the
+/// active/standby boundary moved); `--setup-only` builds the same inputs and stops. Under
+/// callgrind, the difference of the two instruction counts is the reconcile alone, which shows
+/// the algorithmic growth without the cache effects that dominate wall time at 100k tasks.
+fn reconcile_probe(args: &[String]) {
+    use kafka_streams_group::{StreamsTaskAssignment, StreamsTaskRuntime};
+    let n: usize = arg(args, "--n")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    let setup_only = args.iter().any(|a| a == "--setup-only");
+    let subtopologies = 50;
+    let per = (n / subtopologies) as i32;
+    let build = |off: i32| {
+        let split = per * 3 / 4;
+        let mut active = Vec::new();
+        let mut standby = Vec::new();
+        for s in 0..subtopologies {
+            active.push((s.to_string(), (off..off + split).collect::<Vec<i32>>()));
+            standby.push((
+                s.to_string(),
+                (off + split..off + per).collect::<Vec<i32>>(),
+            ));
+        }
+        StreamsTaskAssignment::from_wire(&active, &standby, &[]).expect("valid")
+    };
+    let before = build(0);
+    let after = build(per / 4);
+    let mut rt = StreamsTaskRuntime::new();
+    rt.reconcile(&before).expect("reconcile");
+    let transitions = if setup_only {
+        0
+    } else {
+        rt.reconcile(std::hint::black_box(&after))
+            .expect("reconcile")
+            .len()
+    };
+    println!("reconcile-probe n={n} transitions={transitions}");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -359,6 +399,7 @@ fn main() {
         Some("peer") => peer(&args),
         Some("create-topic") => create_topic(&args),
         Some("encode-loop") => encode_loop(&args),
+        Some("reconcile-probe") => reconcile_probe(&args),
         _ => {
             eprintln!("usage: bench_member mock|idle|hb-loop|peer … (see the file's docs)");
             std::process::exit(2);

@@ -5,6 +5,7 @@
 #   scripts/bench.sh --no-live       skip the live broker / Java peer comparison (items 6, 7)
 #   scripts/bench.sh --idle-secs N   idle window of item 5 (default 60)
 #   scripts/bench.sh --reps N        repetitions of the live scenarios (default 3)
+#   scripts/bench.sh --no-criterion  reuse target/criterion from an earlier run (items 1-4)
 #
 # Benchmarks are never part of the test suite: scripts/test.sh does not run this.
 # The live part uses the harness broker on KSG_PORT_BASE=19692 (started here if not running,
@@ -18,11 +19,13 @@ mkdir -p "$out"
 live=1
 idle_secs=60
 reps=3
+criterion=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-live) live=0 ;;
     --idle-secs) idle_secs=$2; shift ;;
     --reps) reps=$2; shift ;;
+    --no-criterion) criterion=0 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -45,10 +48,12 @@ log "building benches and the bench_member example (bench profile)"
 cargo build --quiet --profile bench --benches --example bench_member
 
 # ---- 1-4: criterion ------------------------------------------------------------------------
-for b in codec differential task_runtime heartbeat_rtt; do
-  log "cargo bench --bench $b -- ${crit[*]}"
-  cargo bench --quiet --bench "$b" -- "${crit[@]}" > "$out/$b.log" 2>&1
-done
+if [ "$criterion" = 1 ]; then
+  for b in codec differential task_runtime heartbeat_rtt; do
+    log "cargo bench --bench $b -- ${crit[*]}"
+    cargo bench --quiet --bench "$b" -- "${crit[@]}" > "$out/$b.log" 2>&1
+  done
+fi
 
 # ---- 1: allocations of the steady encode (valgrind's heap summary, n=0 vs n=10000) -----------
 allocs() {
@@ -63,35 +68,52 @@ fi
 
 # A mock coordinator in its own process, alive while fd 9 is open.
 mock_pid=
+# Call it directly, not in $(…): a subshell would close fd 9 (and so stop the mock) on exit.
+addr=
 start_mock() {
   local fifo=$out/mock.fifo
-  rm -f "$fifo"; mkfifo "$fifo"
+  rm -f "$fifo" "$out/mock.addr"; mkfifo "$fifo"
   "$member" mock --interval-ms "$1" < "$fifo" > "$out/mock.addr" &
   mock_pid=$!
   exec 9> "$fifo"
   for _ in $(seq 50); do [ -s "$out/mock.addr" ] && break; sleep 0.1; done
-  awk '{print $2}' "$out/mock.addr"
+  addr=$(awk '{print $2}' "$out/mock.addr")
 }
 stop_mock() { exec 9>&-; wait "$mock_pid" 2>/dev/null || true; rm -f "$out/mock.fifo"; }
 
 # ---- 8: callgrind of the steady heartbeat path (instructions per heartbeat) -------------------
 if command -v valgrind >/dev/null; then
-  addr=$(start_mock 3600000)
+  log "callgrind: steady heartbeat path"
+  start_mock 3600000
   for n in 100 1100; do
     valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.hb.$n" \
       "$member" hb-loop --bootstrap "$addr" --n "$n" > "$out/callgrind.hb.$n.log" 2>&1
   done
   stop_mock
-  callgrind_annotate "$out/callgrind.hb.1100" 2>/dev/null | sed -n '/file:function/,$p' | head -25 \
-    > "$out/callgrind.hb.top.txt"
+  callgrind_annotate "$out/callgrind.hb.1100" > "$out/callgrind.hb.annotate.txt" 2>/dev/null || true
+  sed -n '/file:function/,$p' "$out/callgrind.hb.annotate.txt" | sed -n '1,25p' > "$out/callgrind.hb.top.txt"
   for n in 100 1100; do
     printf 'n=%s ir=%s\n' "$n" "$(grep -m1 '^summary:' "$out/callgrind.hb.$n" | awk '{print $2}')"
   done > "$out/callgrind.hb.txt"
 fi
 
+# ---- 3: instructions of one rebalance reconcile (growth without cache effects) ---------------
+if command -v valgrind >/dev/null; then
+  log "callgrind: reconcile instructions at 1k, 10k, 100k tasks"
+  : > "$out/reconcile_ir.txt"
+  for n in 1000 10000 100000; do
+    for mode in setup full; do
+      flag=; [ "$mode" = setup ] && flag=--setup-only
+      ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$member" reconcile-probe \
+             --n "$n" $flag 2>&1 | awk '/Collected :/ {print $4}')
+      echo "n=$n mode=$mode ir=$ir" >> "$out/reconcile_ir.txt"
+    done
+  done
+fi
+
 # ---- 5: idle cost ---------------------------------------------------------------------------
 log "idle: ${idle_secs}s of 500 ms heartbeats against the mock"
-addr=$(start_mock 500)
+start_mock 500
 "$member" idle --bootstrap "$addr" --secs "$idle_secs" > "$out/idle.txt"
 stop_mock
 

@@ -106,6 +106,20 @@ for grp, label in (("reconcile_fresh", "reconcile, empty → n tasks"),
                  "O(n log n) or better (n log n: 1.67×)",
                  "see note" if growth is None or growth > 1.67 else "**met**", f"`{B} task_runtime {C}`"))
 
+try:
+    irs = {}
+    for line in open(os.path.join(out, "reconcile_ir.txt")):
+        d = dict(re.findall(r"(\w+)=(\S+)", line))
+        irs[(int(d["n"]), d["mode"])] = int(d["ir"])
+    per = [(irs[(n, "full")] - irs[(n, "setup")]) / n for n in (1000, 10000, 100000)]
+    growth = per[2] / per[0]
+    rows.append(("3", "rebalance reconcile, instructions per task at 1k / 10k / 100k (callgrind)",
+                 " / ".join(f"{p:,.0f} Ir" for p in per), f"{growth:.2f}× per-task growth 1k→100k",
+                 "O(n log n) or better (n log n: 1.67×)", met(growth <= 1.67),
+                 "`valgrind --tool=callgrind bench_member reconcile-probe --n N` minus `--setup-only`"))
+except (OSError, KeyError, ValueError):
+    pass
+
 # 4. heartbeat round trip
 h, sh, pp = (med("heartbeat_round_trip", n) for n in ("heartbeat_now", "session_heartbeat_same_thread", "raw_tcp_ping_pong"))
 x = ratio(h, pp)
