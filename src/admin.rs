@@ -12,6 +12,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::client::from_config::config_error;
 use crate::client::{BrokerTarget, Client};
 use crate::config::ClientConfig;
 use crate::error::{BrokerErrorContext, Error};
@@ -19,7 +20,6 @@ use crate::protocol::api::create_topics::{
     CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
 };
 use crate::protocol::BrokerErrorKind;
-use crate::runtime::bridge::client_error_for;
 
 /// A topic to create.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub fn create_topics(
     };
     let response = client
         .send(BrokerTarget::Any, &request, deadline)
-        .map_err(|e| client_error_for(config, e))?;
+        .map_err(|e| config_error(config, e))?;
     for result in response.topics {
         let kind = BrokerErrorKind::from_code(result.error_code);
         if kind.is_none() || kind == BrokerErrorKind::TopicAlreadyExists {

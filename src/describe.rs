@@ -33,7 +33,6 @@ use crate::protocol::api::streams_group_describe::{
     self as wire, DescribedGroup, StreamsGroupDescribeRequest,
 };
 use crate::protocol::BrokerErrorKind;
-use crate::runtime::bridge::client_options;
 use crate::runtime::driver::client_error;
 use crate::streams::{StreamsTaskId, StreamsTopology, Subtopology, TopicInfo, UserEndpoint};
 
@@ -359,7 +358,8 @@ pub fn describe_streams_groups(
     if order.is_empty() {
         return Ok(Vec::new());
     }
-    let mut client = Client::connect(client_options(config)?, deadline).map_err(client_error)?;
+    // from_config keeps a refused login or certificate typed (and not retried).
+    let mut client = Client::from_config(config, timeout)?;
     let mut done: HashMap<String, StreamsGroupDescription> = HashMap::new();
     let mut last_retriable: Option<Error> = None;
     loop {

@@ -707,6 +707,24 @@ fn wrong_password_fails_admin_and_join_at_once() {
         (config, metrics)
     };
 
+    // Describing a group refuses the same way: typed, naming the mechanism, one attempt.
+    let (describe_config, metrics) = config();
+    let err = kafka_streams_group::describe::describe_streams_group(
+        &describe_config,
+        "any-group",
+        Duration::from_secs(20),
+    )
+    .expect_err("wrong password");
+    eprintln!("describe error: {err:?}");
+    assert!(
+        matches!(&err, Error::SaslAuthentication { mechanism, .. } if mechanism == "SCRAM-SHA-512"),
+        "{err:?}"
+    );
+    assert_eq!(
+        metrics.snapshot().requests_by_api.get(&API_VERSIONS),
+        Some(&api_versions_per_connection())
+    );
+
     let (admin_config, metrics) = config();
     let err = admin::create_topics(
         &admin_config,

@@ -183,7 +183,9 @@ impl Client {
 
 /// [`client_error`] plus what only the configuration knows: the SASL mechanism's name, and
 /// the limit of a timeout the client layer reported without one.
-fn config_error(config: &ClientConfig, e: ClientError) -> Error {
+/// Maps a client-layer error with the configuration at hand: names the configured SASL
+/// mechanism in authentication failures and the request timeout in timeouts.
+pub(crate) fn config_error(config: &ClientConfig, e: ClientError) -> Error {
     match client_error(e) {
         Error::SaslAuthentication { mechanism, message } if mechanism.is_empty() => {
             Error::SaslAuthentication {

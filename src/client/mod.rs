@@ -11,7 +11,7 @@ pub mod connection;
 pub mod error;
 pub mod observer;
 
-mod from_config;
+pub(crate) mod from_config;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};

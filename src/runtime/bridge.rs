@@ -128,20 +128,3 @@ impl ConnectionObserver for ClientMetrics {
         self.record_reconnect();
     }
 }
-
-/// Maps a client-layer error, naming the configured SASL mechanism in authentication
-/// failures (the client layer only knows the broker's answer).
-pub(crate) fn client_error_for(config: &ClientConfig, e: crate::client::ClientError) -> Error {
-    match super::driver::client_error(e) {
-        Error::SaslAuthentication { mechanism, message } if mechanism.is_empty() => {
-            Error::SaslAuthentication {
-                mechanism: config
-                    .get_sasl()
-                    .map(|s| s.mechanism_name().to_string())
-                    .unwrap_or_else(|| "SASL".into()),
-                message,
-            }
-        }
-        other => other,
-    }
-}
