@@ -495,7 +495,9 @@ pub(super) fn get_i32s(
     field: &'static str,
 ) -> Result<Vec<i32>, DecodeError> {
     let n = dec.compact_array_len(field)?;
-    dec.array_of(n, |d| d.i32(field))
+    let mut out = Vec::new();
+    dec.i32s_into(field, n, &mut out)?;
+    Ok(out)
 }
 
 fn put_i16s(enc: &mut Encoder<'_>, field: &'static str, items: &[i16]) -> Result<(), EncodeError> {
