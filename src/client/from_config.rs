@@ -2,11 +2,12 @@
 //! few calls that return the crate's [`Error`] instead of the client layer's
 //! [`ClientError`].
 //!
-//! It lives inside `client` (not in `runtime`) because its bootstrap needs the client's private
-//! state: [`Client::connect`] folds every failed attempt into
+//! It lives inside `client` (not in `runtime`) because it reports a failed bootstrap from the
+//! client's own record of it: [`Client::connect`] folds every failed attempt into
 //! [`ClientError::NoBrokerAvailable`]'s strings, which would turn a rejected password or an
 //! untrusted certificate into an untyped "no broker reachable". Here each attempt's error is
-//! kept, and when only one attempt got past the TCP connect its typed error is returned.
+//! kept, and when only one attempt got past the TCP connect its typed error is returned. Both
+//! run the same bootstrap loop.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -26,16 +27,14 @@
 //! # Ok::<(), kafka_streams_group::Error>(())
 //! ```
 
-use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use super::{ApiVersionTable, BrokerAddress, BrokerConnection, Client, ClientError};
+use super::{ApiVersionTable, BrokerAddress, Client, ClientError};
 use crate::config::ClientConfig;
 use crate::error::Error;
 use crate::protocol::api::metadata::MetadataResponse;
 use crate::runtime::bridge::client_options;
 use crate::runtime::driver::client_error;
-use crate::transport::TransportError;
 
 impl Client {
     /// Validates `config`, builds its TLS and SASL setup, and connects to the first bootstrap
@@ -45,8 +44,8 @@ impl Client {
     /// Each attempt obeys the config's limits as well: the TCP connect and TLS handshake
     /// [`ClientConfig::connect_timeout`], and the whole attempt (ApiVersions and SASL
     /// included) [`ClientConfig::request_timeout`] from its start. Every resolved address is
-    /// tried once; there is no retry loop, so a rejected password costs exactly one
-    /// connection per address per call.
+    /// tried at most once, and there is no retry loop: a rejected password or certificate ends
+    /// the bootstrap at once (it is the same at every broker), so it costs one connection.
     ///
     /// Errors are typed: [`Error::InvalidConfiguration`] / [`Error::TlsSetup`] before any I/O;
     /// [`Error::Tls`] for certificate and handshake failures, [`Error::SaslAuthentication`]
@@ -71,59 +70,13 @@ impl Client {
             opts.interrupt = interrupt;
         }
         let deadline = Instant::now() + timeout;
-        let mut client = Client {
-            opts,
-            bootstrap: None,
-            nodes: HashMap::new(),
-            brokers: HashMap::new(),
-            versions: HashMap::new(),
-            dropped: HashSet::new(),
+        let mut client = Client::unconnected(opts);
+        let failure = match client.connect_bootstrap(deadline) {
+            Ok(()) => return Ok(client),
+            Err(failure) => failure,
         };
-        let mut attempts: Vec<String> = Vec::new();
-        // Errors of attempts that reached a broker (past TCP connect): these say what is wrong.
-        let mut reached: Vec<ClientError> = Vec::new();
-        for server in client.opts.bootstrap_servers.clone() {
-            let addrs = match crate::transport::resolve(&server) {
-                Ok(a) => a,
-                Err(e) => {
-                    attempts.push(format!("{server}: {e}"));
-                    continue;
-                }
-            };
-            for sa in addrs {
-                let now = Instant::now();
-                if now >= deadline {
-                    attempts.push(format!("{server} ({sa}): deadline passed before trying"));
-                    continue;
-                }
-                let attempt_deadline = deadline.min(now + config.get_request_timeout());
-                let r = client
-                    .broker_options(&server, attempt_deadline)
-                    .and_then(|o| {
-                        BrokerConnection::connect_addrs(&server, &[sa], &o, attempt_deadline)
-                    });
-                match r {
-                    Ok(c) => {
-                        log::debug!("bootstrapped via {server} ({sa})");
-                        client.bootstrap = Some(c);
-                        return Ok(client);
-                    }
-                    Err(e) => {
-                        log::debug!("bootstrap via {server} ({sa}) failed: {e}");
-                        attempts.push(format!("{server} ({sa}): {e}"));
-                        if !matches!(
-                            e,
-                            ClientError::Transport(
-                                TransportError::Connect { .. } | TransportError::Resolve { .. }
-                            )
-                        ) {
-                            reached.push(e);
-                        }
-                    }
-                }
-            }
-        }
-        let mut errors: Vec<Error> = reached
+        let mut errors: Vec<Error> = failure
+            .reached
             .into_iter()
             .map(|e| config_error(config, e))
             .collect();
@@ -136,17 +89,14 @@ impl Client {
             None => None,
         };
         if let Some(e) = pick {
-            if attempts.len() > 1 {
-                log::debug!("bootstrap failed: {}", attempts.join("; "));
+            if failure.attempts.len() > 1 {
+                log::debug!("bootstrap failed: {}", failure.attempts.join("; "));
             }
             return Err(e);
         }
-        if attempts.is_empty() {
-            attempts.push("no bootstrap servers configured".to_owned());
-        }
         Err(Error::Disconnected {
             broker: None,
-            reason: format!("no broker reachable: {}", attempts.join("; ")),
+            reason: format!("no broker reachable: {}", failure.attempts.join("; ")),
         })
     }
 

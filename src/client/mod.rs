@@ -43,6 +43,18 @@ fn cap(opts: &ClientOptions, deadline: Instant) -> Instant {
         .map_or(deadline, |i| i.cap(deadline))
 }
 
+/// Why no bootstrap address gave a working connection.
+#[derive(Debug, Default)]
+struct BootstrapFailure {
+    /// One line per address tried or skipped, for the error message.
+    attempts: Vec<String>,
+    /// Errors of the attempts that reached a broker (got past the TCP connect): these say
+    /// what is wrong, where "connection refused" only says nobody listens.
+    reached: Vec<ClientError>,
+    /// The last of `reached` is a refusal (credentials, certificate) that ended the loop.
+    refused: bool,
+}
+
 /// `FindCoordinator` key type for consumer/streams groups.
 const KEY_TYPE_GROUP: i8 = 0;
 
@@ -69,6 +81,10 @@ pub struct ClientOptions {
     /// Lets another thread cut every blocking call of this client short (a heartbeat thread
     /// being closed or dropped); `None` = calls run to their own deadlines.
     pub interrupt: Option<crate::transport::stream::Interrupt>,
+    /// Longest one bootstrap attempt (TCP, TLS, ApiVersions, SASL) may take, so that one
+    /// silent address cannot use up the whole deadline before the next is tried. `None` =
+    /// only the caller's deadline.
+    pub attempt_timeout: Option<Duration>,
 }
 
 impl ClientOptions {
@@ -84,6 +100,7 @@ impl ClientOptions {
             sasl: None,
             observer: None,
             interrupt: None,
+            attempt_timeout: None,
         }
     }
 }
@@ -103,6 +120,7 @@ impl std::fmt::Debug for ClientOptions {
                 "interrupt",
                 &self.interrupt.as_ref().and_then(|i| i.deadline()),
             )
+            .field("attempt_timeout", &self.attempt_timeout)
             .finish()
     }
 }
@@ -172,16 +190,21 @@ impl Client {
     /// order) and negotiates ApiVersions with it, before `deadline`.
     pub fn connect(opts: ClientOptions, deadline: Instant) -> Result<Client, ClientError> {
         let deadline = cap(&opts, deadline);
-        let mut client = Client {
+        let mut client = Client::unconnected(opts);
+        client.bootstrap(deadline)?;
+        Ok(client)
+    }
+
+    /// A client that has not connected yet.
+    fn unconnected(opts: ClientOptions) -> Client {
+        Client {
             opts,
             bootstrap: None,
             nodes: HashMap::new(),
             brokers: HashMap::new(),
             versions: HashMap::new(),
             dropped: std::collections::HashSet::new(),
-        };
-        client.bootstrap(deadline)?;
-        Ok(client)
+        }
     }
 
     /// The options this client was built with.
@@ -476,24 +499,49 @@ impl Client {
     /// Tries every resolved address of every bootstrap server, in order, until one gives a
     /// working connection (TCP, TLS, ApiVersions, SASL). Each address is a separate attempt,
     /// so a host whose first address answers but misbehaves still gets its others tried.
+    /// [`Client::connect_bootstrap`] as one client error: a refusal as itself, anything else
+    /// as [`ClientError::NoBrokerAvailable`] listing every attempt.
     fn bootstrap(&mut self, deadline: Instant) -> Result<(), ClientError> {
-        let mut attempts = Vec::new();
+        self.connect_bootstrap(deadline)
+            .map_err(|mut failure| match failure.reached.pop() {
+                Some(e) if failure.refused => e,
+                _ => ClientError::NoBrokerAvailable {
+                    attempts: failure.attempts,
+                },
+            })
+    }
+
+    /// Opens the bootstrap connection: every resolved address of every bootstrap server, in
+    /// order, each attempt bounded by [`ClientOptions::attempt_timeout`] and all by
+    /// `deadline`. The one loop behind [`Client::connect`], reconnects and
+    /// [`Client::from_config`]; they differ only in how they report a failure.
+    fn connect_bootstrap(&mut self, deadline: Instant) -> Result<(), BootstrapFailure> {
+        let mut failure = BootstrapFailure::default();
         for server in self.opts.bootstrap_servers.clone() {
             let addrs = match crate::transport::resolve(&server) {
                 Ok(a) => a,
                 Err(e) => {
-                    attempts.push(format!("{server}: {e}"));
+                    failure.attempts.push(format!("{server}: {e}"));
                     continue;
                 }
             };
             for sa in addrs {
-                if Instant::now() >= deadline {
-                    attempts.push(format!("{server} ({sa}): deadline passed before trying"));
+                let now = Instant::now();
+                if now >= deadline {
+                    failure
+                        .attempts
+                        .push(format!("{server} ({sa}): deadline passed before trying"));
                     continue;
                 }
+                let attempt_deadline = self
+                    .opts
+                    .attempt_timeout
+                    .map_or(deadline, |t| deadline.min(now + t));
                 let r = self
-                    .broker_options(&server, deadline)
-                    .and_then(|o| BrokerConnection::connect_addrs(&server, &[sa], &o, deadline));
+                    .broker_options(&server, attempt_deadline)
+                    .and_then(|o| {
+                        BrokerConnection::connect_addrs(&server, &[sa], &o, attempt_deadline)
+                    });
                 match r {
                     Ok(mut c) => {
                         c.set_interrupt(self.opts.interrupt.clone());
@@ -510,19 +558,32 @@ impl Client {
                         | ClientError::Transport(TransportError::Tls { .. })),
                     ) => {
                         log::warn!("bootstrap via {server} ({sa}) refused: {e}");
-                        return Err(e);
+                        failure.attempts.push(format!("{server} ({sa}): {e}"));
+                        failure.reached.push(e);
+                        failure.refused = true;
+                        return Err(failure);
                     }
                     Err(e) => {
                         log::debug!("bootstrap via {server} ({sa}) failed: {e}");
-                        attempts.push(format!("{server} ({sa}): {e}"));
+                        failure.attempts.push(format!("{server} ({sa}): {e}"));
+                        if !matches!(
+                            e,
+                            ClientError::Transport(
+                                TransportError::Connect { .. } | TransportError::Resolve { .. }
+                            )
+                        ) {
+                            failure.reached.push(e);
+                        }
                     }
                 }
             }
         }
-        if attempts.is_empty() {
-            attempts.push("no bootstrap servers configured".to_string());
+        if failure.attempts.is_empty() {
+            failure
+                .attempts
+                .push("no bootstrap servers configured".to_string());
         }
-        Err(ClientError::NoBrokerAvailable { attempts })
+        Err(failure)
     }
 
     fn broker_options(

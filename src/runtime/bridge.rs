@@ -31,6 +31,7 @@ pub(crate) fn client_options(config: &ClientConfig) -> Result<ClientOptions, Err
     let mut options = ClientOptions::new(servers);
     options.client_id = Some(config.get_client_id().to_owned());
     options.connect_timeout = config.get_connect_timeout();
+    options.attempt_timeout = Some(config.get_request_timeout());
     options.max_frame_size = config.get_max_frame_size();
     options.observer = Some(Arc::new(config.get_metrics().clone()));
     let protocol = config.get_security_protocol();
