@@ -17,6 +17,8 @@
 
 mod common;
 
+use common::member::{wait_for, Member};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,10 +28,7 @@ use std::time::{Duration, Instant};
 
 use kafka_streams_group::client::{BrokerTarget, Client, ClientOptions};
 use kafka_streams_group::protocol::api::streams_group_describe::StreamsGroupDescribeRequest;
-use kafka_streams_group::{
-    StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle, StreamsGroupState,
-    StreamsTaskId, StreamsTaskRuntime, StreamsTopology, Subtopology,
-};
+use kafka_streams_group::{StreamsGroupConfig, StreamsTaskId, StreamsTopology, Subtopology};
 
 /// The library's default maximum retry backoff (`ClientConfig::retry_backoff`), part of the
 /// recovery bound of item 14.
@@ -100,6 +99,9 @@ fn kafka_sh(run_dir: &str, args: &[&str]) -> Duration {
     took
 }
 
+/// Generous: a member may join while a restarted broker is still loading its groups.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
+
 fn simple_topology(input: &str) -> StreamsTopology {
     StreamsTopology::new().subtopology(Subtopology::new("0").source_topic(input))
 }
@@ -117,79 +119,6 @@ fn all_tasks(partitions: i32) -> BTreeSet<StreamsTaskId> {
     (0..partitions)
         .map(|p| StreamsTaskId::new("0", p))
         .collect()
-}
-
-fn state_name(state: &StreamsGroupState) -> &'static str {
-    match state {
-        StreamsGroupState::Joining => "Joining",
-        StreamsGroupState::Reconciling => "Reconciling",
-        StreamsGroupState::Stable => "Stable",
-        StreamsGroupState::Fenced => "Fenced",
-        StreamsGroupState::Leaving => "Leaving",
-        StreamsGroupState::Closed => "Closed",
-        StreamsGroupState::Failed(_) => "Failed",
-    }
-}
-
-/// A member on its heartbeat thread plus the application's task runtime (as in
-/// tests/live_membership.rs).
-struct Member {
-    name: &'static str,
-    /// Shared with [`GoodHeartbeat`] probes.
-    handle: Arc<StreamsGroupSessionHandle>,
-    runtime: StreamsTaskRuntime,
-    /// Every state seen while polled, in order, without repeats.
-    states: Vec<&'static str>,
-}
-
-impl Member {
-    fn join(name: &'static str, config: StreamsGroupConfig) -> Member {
-        let config = config.join_timeout(Duration::from_secs(60));
-        let handle = StreamsGroupSession::join(config)
-            .expect("join")
-            .spawn_heartbeat_thread()
-            .expect("spawn");
-        Member {
-            name,
-            handle: Arc::new(handle),
-            runtime: StreamsTaskRuntime::new(),
-            states: Vec::new(),
-        }
-    }
-
-    /// What a Streams application does on every assignment change: run exactly the target.
-    fn reconcile(&mut self) {
-        let state = self.handle.state();
-        if let StreamsGroupState::Failed(e) = &state {
-            panic!("member {} failed: {e}", self.name);
-        }
-        let name = state_name(&state);
-        if self.states.last() != Some(&name) {
-            self.states.push(name);
-        }
-        if !state.is_terminal() {
-            self.handle
-                .reconcile_task_runtime(&mut self.runtime)
-                .expect("reconcile");
-        }
-    }
-
-    fn active(&self) -> BTreeSet<StreamsTaskId> {
-        self.handle.assignment().active().cloned().collect()
-    }
-
-    fn running_active(&self) -> BTreeSet<StreamsTaskId> {
-        self.runtime.owned_assignment().active().cloned().collect()
-    }
-
-    fn stable(&self) -> bool {
-        matches!(self.handle.state(), StreamsGroupState::Stable)
-    }
-
-    fn close(self) {
-        let handle = Arc::try_unwrap(self.handle).unwrap_or_else(|_| panic!("handle shared"));
-        handle.close().expect("leave");
-    }
 }
 
 /// One look at the broker in `bootstrap`: `Err` if it does not answer, `Ok(false)` if it
@@ -259,44 +188,6 @@ impl GoodHeartbeat {
     }
 }
 
-/// Reconciles every member every 50 ms until `done` holds or `timeout` passes; asserts on the
-/// way that no task is *running* active on two members at once.
-fn wait_for(
-    members: &mut [&mut Member],
-    timeout: Duration,
-    what: &str,
-    done: impl Fn(&[&mut Member]) -> bool,
-) -> Duration {
-    let start = Instant::now();
-    loop {
-        for m in members.iter_mut() {
-            m.reconcile();
-        }
-        let mut seen = BTreeSet::new();
-        for m in members.iter() {
-            for t in m.running_active() {
-                assert!(
-                    seen.insert(t.clone()),
-                    "task {t} active on two members at once"
-                );
-            }
-        }
-        if done(members) {
-            return start.elapsed();
-        }
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}; assignments: {:?}, states {:?}",
-            members.iter().map(|m| m.active()).collect::<Vec<_>>(),
-            members
-                .iter()
-                .map(|m| state_name(&m.handle.state()))
-                .collect::<Vec<_>>()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Item 14. One broker, one member with every task, heartbeating steadily. SIGKILL the broker,
 /// start it again on the same data: the member is back to Stable with all tasks and the same
 /// member id within `outage + 3 × heartbeat interval + max backoff`, where the outage runs from
@@ -323,9 +214,10 @@ fn single_broker_sigkill_and_restart_the_member_recovers_with_the_same_id() {
     create_topic(&bootstrap, &input, 4);
     let expected = all_tasks(4);
 
-    let mut m = Member::join(
+    let mut m = Member::join_within(
         "m",
         StreamsGroupConfig::new(&bootstrap, &group, simple_topology(&input)),
+        JOIN_TIMEOUT,
     );
     let took = wait_for(&mut [&mut m], Duration::from_secs(30), "all tasks", |ms| {
         ms[0].active() == expected && ms[0].stable()
@@ -573,11 +465,16 @@ fn three_nodes_sigkill_the_coordinator_the_members_move_and_keep_their_tasks() {
     let expected = all_tasks(4);
     let topology = simple_topology(&input);
 
-    let mut a = Member::join(
+    let mut a = Member::join_within(
         "a",
         StreamsGroupConfig::new(&bootstrap, &group, topology.clone()),
+        JOIN_TIMEOUT,
     );
-    let mut b = Member::join("b", StreamsGroupConfig::new(&bootstrap, &group, topology));
+    let mut b = Member::join_within(
+        "b",
+        StreamsGroupConfig::new(&bootstrap, &group, topology),
+        JOIN_TIMEOUT,
+    );
     let split = |ms: &[&mut Member]| {
         let (x, y) = (ms[0].active(), ms[1].active());
         ms[0].stable()

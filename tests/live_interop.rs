@@ -11,6 +11,8 @@
 
 mod common;
 
+use common::member::Member;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -20,8 +22,7 @@ use std::time::{Duration, Instant};
 
 use kafka_streams_group::{
     describe_streams_group, describe_streams_groups, ClientConfig, DescribedGroupState, Error,
-    StreamsGroupConfig, StreamsGroupDescription, StreamsGroupSession, StreamsGroupSessionHandle,
-    StreamsStatusCode, StreamsTaskId, StreamsTaskRuntime,
+    StreamsGroupConfig, StreamsGroupDescription, StreamsStatusCode, StreamsTaskId,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -243,43 +244,6 @@ fn json_string_field(json: &str, key: &str) -> Option<String> {
     let at = json.find(&format!("\"{key}\":\""))? + key.len() + 4;
     let rest = &json[at..];
     Some(rest[..rest.find('"')?].to_string())
-}
-
-// ---------------------------------------------------------------------------------------------
-// The Rust member (as in live_membership.rs).
-
-struct Member {
-    handle: StreamsGroupSessionHandle,
-    runtime: StreamsTaskRuntime,
-    process_id: String,
-}
-
-impl Member {
-    fn join(config: StreamsGroupConfig) -> Member {
-        let process_id = config.get_process_id().to_string();
-        let handle = StreamsGroupSession::join(config.join_timeout(Duration::from_secs(30)))
-            .expect("rust member joins")
-            .spawn_heartbeat_thread()
-            .expect("spawn heartbeat thread");
-        Member {
-            handle,
-            runtime: StreamsTaskRuntime::new(),
-            process_id,
-        }
-    }
-
-    /// Runs exactly the broker's target, as a Streams application would.
-    fn reconcile(&mut self) {
-        if !self.handle.state().is_terminal() {
-            self.handle
-                .reconcile_task_runtime(&mut self.runtime)
-                .expect("reconcile");
-        }
-    }
-
-    fn running_active(&self) -> BTreeSet<StreamsTaskId> {
-        self.runtime.owned_assignment().active().cloned().collect()
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -532,7 +496,10 @@ fn java_and_rust_share_a_group_then_java_leaves_and_rust_takes_all() {
     let java_port = free_port();
     let rust_port = free_port();
     let mut java = s.peer(Some(format!("127.0.0.1:{java_port}")));
-    let mut rust = Member::join(s.rust_config().user_endpoint("127.0.0.1", rust_port));
+    let mut rust = Member::join(
+        "rust",
+        s.rust_config().user_endpoint("127.0.0.1", rust_port),
+    );
     let took = watch(
         Some(&mut java),
         Some(&mut rust),
@@ -732,7 +699,7 @@ fn java_and_rust_share_a_group_then_java_leaves_and_rust_takes_all() {
         s.all.len()
     );
     assert!(took < Duration::from_secs(3), "takeover took {took:?}");
-    rust.handle.close().expect("rust leaves");
+    rust.close();
     eprintln!("test took {:?}", t0.elapsed());
 }
 
@@ -746,7 +713,7 @@ fn rust_leaves_or_vanishes_and_java_takes_all() {
     };
     let t0 = Instant::now();
     let mut java = s.peer(None);
-    let mut rust = Member::join(s.rust_config());
+    let mut rust = Member::join("rust", s.rust_config());
     watch(
         Some(&mut java),
         Some(&mut rust),
@@ -756,7 +723,7 @@ fn rust_leaves_or_vanishes_and_java_takes_all() {
     );
     // (c)
     let leaving = Instant::now();
-    rust.handle.close().expect("rust leaves");
+    rust.close();
     let took = watch(
         Some(&mut java),
         None,
@@ -771,7 +738,7 @@ fn rust_leaves_or_vanishes_and_java_takes_all() {
     assert!(took < Duration::from_secs(5), "Java took {took:?}");
 
     // (d)
-    let mut rust = Member::join(s.rust_config());
+    let mut rust = Member::join("rust", s.rust_config());
     watch(
         Some(&mut java),
         Some(&mut rust),
@@ -809,7 +776,7 @@ fn java_killed_and_rust_takes_over_after_the_session_timeout() {
     };
     let t0 = Instant::now();
     let mut java = s.peer(None);
-    let mut rust = Member::join(s.rust_config());
+    let mut rust = Member::join("rust", s.rust_config());
     watch(
         Some(&mut java),
         Some(&mut rust),
@@ -841,7 +808,7 @@ fn java_killed_and_rust_takes_over_after_the_session_timeout() {
         .expect("describe_group");
     assert_eq!(d.members.len(), 1, "{d:#?}");
     assert_eq!(d.members[0].member_id, rust.handle.member_id());
-    rust.handle.close().expect("rust leaves");
+    rust.close();
     eprintln!("test took {:?}", t0.elapsed());
 }
 
@@ -855,7 +822,7 @@ fn a_shutdown_request_from_rust_shuts_the_java_application_down() {
     let t0 = Instant::now();
     // Rust → Java.
     let mut java = s.peer(None);
-    let mut rust = Member::join(s.rust_config());
+    let mut rust = Member::join("rust", s.rust_config());
     watch(
         Some(&mut java),
         Some(&mut rust),
@@ -876,7 +843,7 @@ fn a_shutdown_request_from_rust_shuts_the_java_application_down() {
     );
     java.wait_state(Duration::from_secs(15), |st| st == "ERROR");
     eprintln!("Java reached ERROR after {:?}", asked.elapsed());
-    rust.handle.close().expect("rust leaves");
+    rust.close();
     let closing = Instant::now();
     java.close();
     eprintln!(
@@ -895,7 +862,7 @@ fn a_shutdown_request_from_java_reaches_the_rust_member() {
     };
     let t0 = Instant::now();
     let mut java = s2.peer(None);
-    let mut rust = Member::join(s2.rust_config());
+    let mut rust = Member::join("rust", s2.rust_config());
     watch(
         Some(&mut java),
         Some(&mut rust),
@@ -925,7 +892,7 @@ fn a_shutdown_request_from_java_reaches_the_rust_member() {
         asked.elapsed()
     );
     java.wait_state(Duration::from_secs(15), |st| st == "ERROR");
-    let _ = rust.handle.close();
+    let _ = rust.leave();
     java.close();
     eprintln!("test took {:?}", t0.elapsed());
 }
@@ -940,12 +907,15 @@ fn describe_several_groups_and_typed_errors() {
     };
     let b = common::unique_name("ksg-interop-describe-b");
     let config = ClientConfig::new(s.cluster.plaintext());
-    let ma = Member::join(s.rust_config());
-    let mb = Member::join(StreamsGroupConfig::new(
-        s.cluster.plaintext(),
-        &b,
-        common::counts_topology(&b, &s.input),
-    ));
+    let ma = Member::join("ma", s.rust_config());
+    let mb = Member::join(
+        "mb",
+        StreamsGroupConfig::new(
+            s.cluster.plaintext(),
+            &b,
+            common::counts_topology(&b, &s.input),
+        ),
+    );
     let started = Instant::now();
     let ds = describe_streams_groups(
         &config,
@@ -983,8 +953,8 @@ fn describe_several_groups_and_typed_errors() {
     eprintln!("unknown group: {err}");
 
     // Both leave: the group is Empty, with no members but its topology still initialised.
-    ma.handle.close().expect("a leaves");
-    mb.handle.close().expect("b leaves");
+    ma.close();
+    mb.close();
     let d = s.describe();
     assert_eq!(d.state, DescribedGroupState::Empty, "{d:#?}");
     assert!(d.members.is_empty());

@@ -4,12 +4,14 @@
 
 mod common;
 
+use common::member::{wait_for, Member};
+
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::{
-    StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle, StreamsGroupState,
-    StreamsStatusCode, StreamsTaskId, StreamsTaskRuntime, StreamsTopology, Subtopology,
+    StreamsGroupConfig, StreamsGroupSession, StreamsGroupState, StreamsStatusCode, StreamsTaskId,
+    StreamsTopology, Subtopology,
 };
 
 const LIVE: &str = common::LIVE;
@@ -18,82 +20,11 @@ fn simple_topology(input: &str) -> StreamsTopology {
     StreamsTopology::new().subtopology(Subtopology::new("0").source_topic(input))
 }
 
-/// A member on its heartbeat thread plus the application's task runtime.
-struct Member {
-    handle: StreamsGroupSessionHandle,
-    runtime: StreamsTaskRuntime,
-}
-
-impl Member {
-    fn join(config: StreamsGroupConfig) -> Member {
-        let config = config.join_timeout(Duration::from_secs(30));
-        let handle = StreamsGroupSession::join(config)
-            .expect("join")
-            .spawn_heartbeat_thread()
-            .expect("spawn");
-        Member {
-            handle,
-            runtime: StreamsTaskRuntime::new(),
-        }
-    }
-
-    /// What a Streams application does on every assignment change: run exactly the target.
-    fn reconcile(&mut self) {
-        if !self.handle.state().is_terminal() {
-            self.handle
-                .reconcile_task_runtime(&mut self.runtime)
-                .expect("reconcile");
-        }
-    }
-
-    fn active(&self) -> BTreeSet<StreamsTaskId> {
-        self.handle.assignment().active().cloned().collect()
-    }
-
-    fn running_active(&self) -> BTreeSet<StreamsTaskId> {
-        self.runtime.owned_assignment().active().cloned().collect()
-    }
-}
-
 fn all_tasks(subtopologies: &[&str], partitions: i32) -> BTreeSet<StreamsTaskId> {
     subtopologies
         .iter()
         .flat_map(|s| (0..partitions).map(move |p| StreamsTaskId::new(*s, p)))
         .collect()
-}
-
-/// Reconciles every member every 50 ms until `done` holds or `timeout` passes; asserts on the
-/// way that no task is *running* active on two members at once.
-fn wait_for(
-    members: &mut [&mut Member],
-    timeout: Duration,
-    what: &str,
-    done: impl Fn(&[&mut Member]) -> bool,
-) -> Duration {
-    let start = Instant::now();
-    loop {
-        for m in members.iter_mut() {
-            m.reconcile();
-        }
-        let mut seen = BTreeSet::new();
-        for m in members.iter() {
-            for t in m.running_active() {
-                assert!(
-                    seen.insert(t.clone()),
-                    "task {t} active on two members at once"
-                );
-            }
-        }
-        if done(members) {
-            return start.elapsed();
-        }
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}; assignments: {:?}",
-            members.iter().map(|m| m.active()).collect::<Vec<_>>()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
@@ -154,7 +85,7 @@ fn one_member_gets_every_task_and_the_broker_creates_internal_topics() {
         &group,
         common::counts_topology(&group, &input),
     );
-    let mut m = Member::join(config);
+    let mut m = Member::join("m", config);
     let expected = all_tasks(&["0", "1"], 4);
     let took = wait_for(
         &mut [&mut m],
@@ -187,7 +118,7 @@ fn one_member_gets_every_task_and_the_broker_creates_internal_topics() {
         assert_eq!(t.error_code, 0, "{name}: error {}", t.error_code);
         assert_eq!(t.partitions.len(), 4, "{name} partitions");
     }
-    m.handle.close().expect("close");
+    m.close();
 }
 
 #[test]
@@ -199,16 +130,14 @@ fn two_members_split_then_one_leaves_and_the_other_takes_everything() {
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 4);
     let topology = common::counts_topology(&group, &input);
-    let mut a = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        topology.clone(),
-    ));
-    let mut b = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        topology,
-    ));
+    let mut a = Member::join(
+        "a",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()),
+    );
+    let mut b = Member::join(
+        "b",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, topology),
+    );
     let expected = all_tasks(&["0", "1"], 4);
     let took = wait_for(
         &mut [&mut a, &mut b],
@@ -225,7 +154,7 @@ fn two_members_split_then_one_leaves_and_the_other_takes_everything() {
     eprintln!("two members: split 4/4 after {took:?}");
 
     // A leaves: B holds everything within a few heartbeat intervals.
-    a.handle.close().expect("a leaves");
+    a.close();
     let start = Instant::now();
     wait_for(
         &mut [&mut b],
@@ -236,7 +165,7 @@ fn two_members_split_then_one_leaves_and_the_other_takes_everything() {
     let took = start.elapsed();
     eprintln!("after a left: b holds all 8 tasks after {took:?}");
     assert!(took < Duration::from_secs(5), "takeover took {took:?}");
-    b.handle.close().expect("b leaves");
+    b.close();
 }
 
 #[test]
@@ -248,16 +177,14 @@ fn a_member_that_stops_heartbeating_is_fenced_and_the_other_takes_over() {
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 4);
     let topology = simple_topology(&input);
-    let mut a = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        topology.clone(),
-    ));
-    let mut b = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        topology,
-    ));
+    let mut a = Member::join(
+        "a",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()),
+    );
+    let mut b = Member::join(
+        "b",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, topology),
+    );
     wait_for(
         &mut [&mut a, &mut b],
         Duration::from_secs(30),
@@ -285,7 +212,7 @@ fn a_member_that_stops_heartbeating_is_fenced_and_the_other_takes_over() {
         took >= Duration::from_secs(2),
         "takeover before the session timeout: {took:?}"
     );
-    b.handle.close().expect("b leaves");
+    b.close();
 }
 
 #[test]
@@ -297,16 +224,14 @@ fn a_shutdown_request_reaches_the_other_member() {
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 2);
     let topology = simple_topology(&input);
-    let mut a = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        topology.clone(),
-    ));
-    let mut b = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        topology,
-    ));
+    let mut a = Member::join(
+        "a",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, topology.clone()),
+    );
+    let mut b = Member::join(
+        "b",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, topology),
+    );
     wait_for(
         &mut [&mut a, &mut b],
         Duration::from_secs(30),
@@ -331,8 +256,8 @@ fn a_shutdown_request_reaches_the_other_member() {
             break;
         }
     }
-    a.handle.close().expect("a leaves");
-    b.handle.close().expect("b leaves");
+    a.close();
+    b.close();
 }
 
 #[test]
@@ -343,11 +268,10 @@ fn the_heartbeat_thread_keeps_a_busy_member_stable() {
     let group = common::unique_name("ksg-busy");
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 4);
-    let mut m = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        simple_topology(&input),
-    ));
+    let mut m = Member::join(
+        "m",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, simple_topology(&input)),
+    );
     // Wait until the member *runs* all four tasks and the broker has seen that (Stable): the
     // target alone can arrive a moment before the application reconciled it.
     wait_for(
@@ -392,7 +316,7 @@ fn the_heartbeat_thread_keeps_a_busy_member_stable() {
         "{} heartbeats in 4 s",
         metrics.heartbeats - heartbeats_before
     );
-    m.handle.close().expect("close");
+    m.close();
 }
 
 #[test]
@@ -418,13 +342,13 @@ fn static_membership_works_on_4_4_and_fails_at_join_naming_the_version_before() 
     }
     // 4.4+: join, own both tasks, leave as a static member (epoch -2), then the same
     // instance id comes back (any member id) and gets its tasks again.
-    let mut m = Member::join(config());
+    let mut m = Member::join("m", config());
     wait_for(&mut [&mut m], Duration::from_secs(30), "both tasks", |ms| {
         ms[0].active().len() == 2
     });
     let first_member_id = m.handle.member_id();
-    m.handle.close().expect("static leave");
-    let mut again = Member::join(config());
+    m.close();
+    let mut again = Member::join("again", config());
     wait_for(
         &mut [&mut again],
         Duration::from_secs(30),
@@ -436,7 +360,7 @@ fn static_membership_works_on_4_4_and_fails_at_join_naming_the_version_before() 
         first_member_id,
         "a new process, a new member id"
     );
-    again.handle.close().expect("leave");
+    again.close();
 }
 
 #[test]
@@ -447,11 +371,10 @@ fn task_offsets_reach_4_4_brokers_and_are_withheld_from_older_ones() {
     let group = common::unique_name("ksg-offsets");
     let input = common::unique_name("ksg-in");
     common::create_topic(&cluster, &input, 2);
-    let mut m = Member::join(StreamsGroupConfig::new(
-        cluster.plaintext(),
-        &group,
-        simple_topology(&input),
-    ));
+    let mut m = Member::join(
+        "m",
+        StreamsGroupConfig::new(cluster.plaintext(), &group, simple_topology(&input)),
+    );
     wait_for(
         &mut [&mut m],
         Duration::from_secs(30),
@@ -481,7 +404,7 @@ fn task_offsets_reach_4_4_brokers_and_are_withheld_from_older_ones() {
         "{:?}",
         m.handle.state()
     );
-    m.handle.close().expect("leave");
+    m.close();
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! when they do run without a broker they fail with a message saying how to start one.
 #![allow(dead_code)]
 
+pub mod member;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
