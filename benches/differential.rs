@@ -54,9 +54,9 @@ fn metadata(topics: usize, partitions: i32) -> MetadataResponse {
                             partition_index: p,
                             leader_id: 1 + p % 3,
                             leader_epoch: 7,
-                            replica_nodes: vec![1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3],
-                            isr_nodes: vec![1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3],
-                            offline_replicas: Vec::new(),
+                            replica_nodes: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3].into(),
+                            isr_nodes: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3].into(),
+                            offline_replicas: Default::default(),
                         })
                         .collect(),
                     topic_authorized_operations: -2147483648,
