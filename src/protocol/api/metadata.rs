@@ -324,31 +324,33 @@ impl Decodable for MetadataResponsePartition {
 /// Reads a non-null `[]int32` array of broker ids straight into a [`NodeIds`]: one bounds
 /// check for the whole run and no heap allocation for the usual replication factors. Errors
 /// are those of [`Decoder::i32_array`].
-#[inline]
+///
+/// Inlined, it is only the common case: a flexible version, a one-byte count of at most
+/// [`NodeIds::INLINE_CAPACITY`] ids, and a window's worth of input behind it, read with no
+/// copy of variable length. Anything else goes to [`node_ids_general`].
+#[inline(always)]
 fn node_ids(
     dec: &mut Decoder<'_>,
     field: &'static str,
     flex: bool,
 ) -> Result<NodeIds, DecodeError> {
     if flex {
-        let rest = dec.rest();
-        // A compact count of 0..=126 elements is one byte holding `n + 1` (0 is null).
-        let n = usize::from(rest.first().copied().unwrap_or(0)).wrapping_sub(1);
-        // The count byte and its `4 * n` id bytes are all there.
-        if n < 0x7f && 4 * n < rest.len() {
-            let ids = match rest[1..].first_chunk::<WINDOW>() {
-                // A short list with a window's worth of input after it: fixed-size read.
-                Some(window) if n <= NodeIds::INLINE_CAPACITY => NodeIds::from_be_window(window, n),
-                _ => NodeIds::from_be_bytes(&rest[1..1 + 4 * n]),
-            };
-            dec.raw(field, 1 + 4 * n)?;
-            return Ok(ids);
+        if let Some((&count, tail)) = dec.rest().split_first() {
+            // A compact count byte holds `n + 1` (0 is null).
+            let n = usize::from(count).wrapping_sub(1);
+            if n <= NodeIds::INLINE_CAPACITY {
+                if let Some(window) = tail.first_chunk::<WINDOW>() {
+                    let ids = NodeIds::from_be_window(window, n);
+                    dec.raw(field, 1 + 4 * n)?;
+                    return Ok(ids);
+                }
+            }
         }
     }
     node_ids_general(dec, field, flex)
 }
 
-/// [`node_ids`] for classic arrays, long counts and malformed input.
+/// [`node_ids`] for classic arrays, long lists, the end of the input and malformed input.
 #[cold]
 #[inline(never)]
 fn node_ids_general(
