@@ -54,9 +54,9 @@ fn metadata(topics: usize, partitions: i32) -> MetadataResponse {
                             partition_index: p,
                             leader_id: 1 + p % 3,
                             leader_epoch: 7,
-                            replica_nodes: vec![1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3],
-                            isr_nodes: vec![1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3],
-                            offline_replicas: Vec::new(),
+                            replica_nodes: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3].into(),
+                            isr_nodes: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3].into(),
+                            offline_replicas: Default::default(),
                         })
                         .collect(),
                     topic_authorized_operations: -2147483648,
@@ -131,6 +131,20 @@ fn bench(c: &mut Criterion) {
         .sum();
     assert_eq!(their_parts, 16_000);
     assert_eq!(their_replicas, 16_000 * 6);
+    // Not only the counts: every partition's id lists agree, element by element.
+    let ids = |l: &[k::BrokerId]| l.iter().map(|b| b.0).collect::<Vec<i32>>();
+    for (o, t) in ours.topics.iter().zip(&theirs.topics) {
+        assert_eq!(o.partitions.len(), t.partitions.len());
+        for (p, q) in o.partitions.iter().zip(&t.partitions) {
+            assert_eq!(
+                (p.partition_index, p.leader_id),
+                (q.partition_index, q.leader_id.0)
+            );
+            assert_eq!(p.replica_nodes, ids(&q.replica_nodes));
+            assert_eq!(p.isr_nodes, ids(&q.isr_nodes));
+            assert_eq!(p.offline_replicas, ids(&q.offline_replicas));
+        }
+    }
     assert_eq!(
         theirs.topics[999].name.as_ref().map(|n| n.as_str()),
         Some("bench-topic-0999")

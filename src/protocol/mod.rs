@@ -31,6 +31,7 @@ pub mod codec;
 pub mod error;
 pub mod frame;
 pub mod header;
+pub mod node_ids;
 
 pub use codec::{
     ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder, Request, Uuid,

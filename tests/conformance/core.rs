@@ -7,6 +7,7 @@ use kafka_streams_group::protocol::api::{
     api_versions as av, create_topics as ct, find_coordinator as fc, metadata as md,
     sasl_authenticate as sa, sasl_handshake as sh,
 };
+use kafka_streams_group::protocol::node_ids::NodeIds;
 use kafka_streams_group::protocol::Uuid;
 
 // ApiVersions (18), 0-5, flexible 3+.
@@ -63,9 +64,9 @@ conf!(md::MetadataResponsePartition {
     partition_index: "partitionIndex" [0, ANY, NEVER] = 0,
     leader_id: "leaderId" [0, ANY, NEVER] = 0,
     leader_epoch: "leaderEpoch" [7, ANY, NEVER] = -1,
-    replica_nodes: "replicaNodes" [0, ANY, NEVER] = Vec::new(),
-    isr_nodes: "isrNodes" [0, ANY, NEVER] = Vec::new(),
-    offline_replicas: "offlineReplicas" [5, ANY, NEVER] = Vec::new(),
+    replica_nodes: "replicaNodes" [0, ANY, NEVER] = NodeIds::new(),
+    isr_nodes: "isrNodes" [0, ANY, NEVER] = NodeIds::new(),
+    offline_replicas: "offlineReplicas" [5, ANY, NEVER] = NodeIds::new(),
 });
 conf!(md::MetadataResponseTopic {
     error_code: "errorCode" [0, ANY, NEVER] = 0,

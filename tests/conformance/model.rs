@@ -6,6 +6,7 @@
 //! nullable, and its schema default. The tables are written from the schema files; the oracle
 //! checks them (a wrong JSON name or version range makes Kafka's converter fail or disagree).
 
+use kafka_streams_group::protocol::node_ids::NodeIds;
 use kafka_streams_group::protocol::Uuid;
 use serde_json::{Map, Value};
 
@@ -182,6 +183,17 @@ impl<T: Field> Field for Vec<T> {
     }
     fn json(&self, version: i16) -> Value {
         Value::Array(self.iter().map(|v| v.json(version)).collect())
+    }
+}
+
+/// Broker id lists (Metadata partitions) are `[]int32` on the wire: generated and written as
+/// `Vec<i32>`, so long lists (spilled to the heap) are covered as well as short (inline) ones.
+impl Field for NodeIds {
+    fn gen(r: &mut Rng, version: i16, nullable: bool) -> Self {
+        Vec::<i32>::gen(r, version, nullable).into()
+    }
+    fn json(&self, version: i16) -> Value {
+        self.to_vec().json(version)
     }
 }
 

@@ -8,6 +8,7 @@ use crate::protocol::codec::{
     Encoder, Request, Uuid,
 };
 use crate::protocol::error::BrokerErrorKind;
+use crate::protocol::node_ids::{NodeIds, WINDOW};
 
 const REQ: &str = "MetadataRequest";
 const RESP: &str = "MetadataResponse";
@@ -244,23 +245,11 @@ pub struct MetadataResponsePartition {
     /// `LeaderEpoch` (v7+, default -1, ignorable).
     pub leader_epoch: i32,
     /// `ReplicaNodes`.
-    #[cfg_attr(
-        test,
-        proptest(strategy = "crate::protocol::api::test_util::small_vec()")
-    )]
-    pub replica_nodes: Vec<i32>,
+    pub replica_nodes: NodeIds,
     /// `IsrNodes`.
-    #[cfg_attr(
-        test,
-        proptest(strategy = "crate::protocol::api::test_util::small_vec()")
-    )]
-    pub isr_nodes: Vec<i32>,
+    pub isr_nodes: NodeIds,
     /// `OfflineReplicas` (v5+, ignorable).
-    #[cfg_attr(
-        test,
-        proptest(strategy = "crate::protocol::api::test_util::small_vec()")
-    )]
-    pub offline_replicas: Vec<i32>,
+    pub offline_replicas: NodeIds,
 }
 
 impl Default for MetadataResponsePartition {
@@ -270,9 +259,9 @@ impl Default for MetadataResponsePartition {
             partition_index: 0,
             leader_id: 0,
             leader_epoch: -1,
-            replica_nodes: Vec::new(),
-            isr_nodes: Vec::new(),
-            offline_replicas: Vec::new(),
+            replica_nodes: NodeIds::new(),
+            isr_nodes: NodeIds::new(),
+            offline_replicas: NodeIds::new(),
         }
     }
 }
@@ -299,22 +288,95 @@ impl Encodable for MetadataResponsePartition {
 impl Decodable for MetadataResponsePartition {
     fn decode(dec: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError> {
         let flex = version >= 9;
-        let mut p = MetadataResponsePartition {
-            error_code: dec.i16("ErrorCode")?,
-            partition_index: dec.i32("PartitionIndex")?,
-            leader_id: dec.i32("LeaderId")?,
-            ..Default::default()
+        let error_code = dec.i16("ErrorCode")?;
+        let partition_index = dec.i32("PartitionIndex")?;
+        let leader_id = dec.i32("LeaderId")?;
+        let leader_epoch = if version >= 7 {
+            dec.i32("LeaderEpoch")?
+        } else {
+            -1
         };
-        if version >= 7 {
-            p.leader_epoch = dec.i32("LeaderEpoch")?;
+        let replica_nodes = node_ids(dec, "ReplicaNodes", flex)?;
+        let isr_nodes = node_ids(dec, "IsrNodes", flex)?;
+        let offline_replicas = if version >= 5 {
+            node_ids(dec, "OfflineReplicas", flex)?
+        } else {
+            NodeIds::new()
+        };
+        end_struct(dec, flex)?;
+        Ok(MetadataResponsePartition {
+            error_code,
+            partition_index,
+            leader_id,
+            leader_epoch,
+            replica_nodes,
+            isr_nodes,
+            offline_replicas,
+        })
+    }
+}
+
+// Partitions are the bulk of a big cluster's Metadata response (10^4-10^6 of them), so the two
+// helpers below take a shortcut for what nearly every partition holds — one-byte compact
+// counts, no tagged fields — and defer to the general `Decoder` methods (same results, same
+// errors) for everything else.
+
+/// Reads a non-null `[]int32` array of broker ids straight into a [`NodeIds`]: one bounds
+/// check for the whole run and no heap allocation for the usual replication factors. Errors
+/// are those of [`Decoder::i32_array`].
+///
+/// Inlined, it is only the common case: a flexible version, a one-byte count of at most
+/// [`NodeIds::INLINE_CAPACITY`] ids, and a window's worth of input behind it, read with no
+/// copy of variable length. Anything else goes to [`node_ids_general`].
+#[inline(always)]
+fn node_ids(
+    dec: &mut Decoder<'_>,
+    field: &'static str,
+    flex: bool,
+) -> Result<NodeIds, DecodeError> {
+    if flex {
+        if let Some((&count, tail)) = dec.rest().split_first() {
+            // A compact count byte holds `n + 1` (0 is null).
+            let n = usize::from(count).wrapping_sub(1);
+            if n <= NodeIds::INLINE_CAPACITY {
+                if let Some(window) = tail.first_chunk::<WINDOW>() {
+                    let ids = NodeIds::from_be_window(window, n);
+                    dec.raw(field, 1 + 4 * n)?;
+                    return Ok(ids);
+                }
+            }
         }
-        p.replica_nodes = dec.i32_array("ReplicaNodes", flex)?;
-        p.isr_nodes = dec.i32_array("IsrNodes", flex)?;
-        if version >= 5 {
-            p.offline_replicas = dec.i32_array("OfflineReplicas", flex)?;
-        }
-        dec.end_struct(flex)?;
-        Ok(p)
+    }
+    node_ids_general(dec, field, flex)
+}
+
+/// [`node_ids`] for classic arrays, long lists, the end of the input and malformed input.
+#[cold]
+#[inline(never)]
+fn node_ids_general(
+    dec: &mut Decoder<'_>,
+    field: &'static str,
+    flex: bool,
+) -> Result<NodeIds, DecodeError> {
+    let n = dec.array_len_as(field, flex)?;
+    match n.checked_mul(4) {
+        Some(len) if len <= dec.remaining() => Ok(NodeIds::from_be_bytes(dec.raw(field, len)?)),
+        _ => Err(DecodeError::InvalidLength {
+            api: dec.api(),
+            version: dec.version(),
+            field,
+            length: n as i64,
+            remaining: dec.remaining(),
+        }),
+    }
+}
+
+/// [`Decoder::end_struct`], with the empty tagged-field section (one zero byte) read inline.
+fn end_struct(dec: &mut Decoder<'_>, flex: bool) -> Result<(), DecodeError> {
+    if flex && dec.rest().first() == Some(&0) {
+        dec.raw("TaggedFields", 1).map(drop)
+    } else {
+        dec.end_struct(flex)
     }
 }
 

@@ -70,7 +70,7 @@ fn resp_expected(m: &MetadataResponse, v: i16) -> Option<MetadataResponse> {
                 p.leader_epoch = -1;
             }
             if v < 5 {
-                p.offline_replicas.clear();
+                p.offline_replicas = NodeIds::new();
             }
         }
     }
@@ -209,8 +209,8 @@ fn sample_response() -> MetadataResponse {
             name: Some("t".into()),
             partitions: vec![MetadataResponsePartition {
                 leader_id: 1,
-                replica_nodes: vec![1],
-                isr_nodes: vec![1],
+                replica_nodes: [1].into(),
+                isr_nodes: [1].into(),
                 ..Default::default()
             }],
             ..Default::default()
@@ -313,8 +313,95 @@ fn hostile_and_truncated() {
     ));
 }
 
+/// Partition id lists of every length around the inline capacity and the one-byte compact
+/// count (126 ids), at every version, in partitions both far from and at the end of the frame
+/// (the decoder reads short lists through a fixed window only when enough bytes follow).
+#[test]
+fn node_id_lists_round_trip_at_every_length_and_version() {
+    let lens = (0..=NodeIds::INLINE_CAPACITY + 3).chain([125, 126, 127, 300]);
+    for len in lens {
+        let ids: NodeIds = (0..len as i32).map(|i| i * 1_000_003 - 7).collect();
+        let partition = |index: i32| MetadataResponsePartition {
+            partition_index: index,
+            leader_id: 1,
+            leader_epoch: 5,
+            replica_nodes: ids.clone(),
+            isr_nodes: ids.iter().rev().copied().collect(),
+            offline_replicas: ids.iter().take(len / 2).copied().collect(),
+            ..Default::default()
+        };
+        let mut m = sample_response();
+        m.topics[0].partitions = (0..3).map(partition).collect();
+        for v in 0..=13 {
+            let expected = resp_expected(&m, v).expect("representable");
+            assert_eq!(round_trip(&expected, v), Ok(()), "{len} ids, v{v}");
+        }
+    }
+}
+
+/// The Metadata-local list reader must agree with the general `Decoder::i32_array` on any
+/// input: same ids, same error, same bytes consumed.
+fn node_ids_agree_with_i32_array(bytes: &[u8], flex: bool) -> Result<(), String> {
+    let mut fast = Decoder::with_context(bytes, RESP, 12);
+    let mut general = Decoder::with_context(bytes, RESP, 12);
+    let got = node_ids(&mut fast, "ReplicaNodes", flex);
+    let want = general.i32_array("ReplicaNodes", flex);
+    match (&got, &want) {
+        (Ok(g), Ok(w)) if g == w && fast.position() == general.position() => Ok(()),
+        (Err(g), Err(w)) if g == w => Ok(()),
+        _ => Err(format!("{bytes:?} flex={flex}: {got:?} != {want:?}")),
+    }
+}
+
+#[test]
+fn node_ids_hostile_counts() {
+    // One-byte compact count of 126 ids with 4 bytes behind it.
+    let e = node_ids(
+        &mut Decoder::with_context(&[127, 0, 0, 0, 1], RESP, 12),
+        "IsrNodes",
+        true,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        DecodeError::InvalidLength {
+            api: RESP,
+            version: 12,
+            field: "IsrNodes",
+            length: 126,
+            remaining: 4,
+        }
+    );
+    for bytes in [
+        &[][..],
+        &[0],                            // compact null
+        &[1],                            // empty
+        &[2, 0, 0, 0],                   // one id, truncated
+        &[0x80, 0x01, 0, 0, 0, 1],       // two-byte count (127 ids), truncated
+        &[0xff, 0xff, 0xff, 0xff, 0x0f], // huge count
+        &[0xff, 0xff, 0xff, 0xff],       // classic: null
+        &[0x7f, 0xff, 0xff, 0xff],       // classic: 2^31-1 ids
+    ] {
+        for flex in [false, true] {
+            assert_eq!(node_ids_agree_with_i32_array(bytes, flex), Ok(()));
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(prop_config(128))]
+
+    #[test]
+    fn prop_node_ids_agree_with_i32_array(
+        count in prop_oneof![0u8..12, 120u8..=130, any::<u8>()],
+        body in proptest::collection::vec(any::<u8>(), 0..64),
+        flex in any::<bool>(),
+    ) {
+        let classic = [0, 0, 0, count];
+        let header: &[u8] = if flex { &classic[3..] } else { &classic };
+        prop_assert_eq!(node_ids_agree_with_i32_array(&[header, &body].concat(), flex), Ok(()));
+        prop_assert_eq!(node_ids_agree_with_i32_array(&body, flex), Ok(()));
+    }
 
     #[test]
     fn prop_request(m in any::<MetadataRequest>()) {
