@@ -1144,7 +1144,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a nullable compact string as a slice of the input (validated UTF-8, no copy).
-    #[inline]
+    #[inline(always)]
     pub fn compact_nullable_str(
         &mut self,
         field: &'static str,
