@@ -1161,7 +1161,7 @@ impl<'a> Decoder<'a> {
 
     /// Reads a non-null compact string into `out`, reusing its allocation (see [`DecodeInto`]).
     /// On error `out` is left unchanged.
-    #[inline]
+    #[inline(always)]
     pub fn compact_string_into(
         &mut self,
         field: &'static str,
