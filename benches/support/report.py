@@ -74,10 +74,13 @@ j_o, j_f, j_m = (med("sgh_join_request_encode", n) for n in ("ours", "floor", "m
 rows.append(("1", "StreamsGroupHeartbeat join request encode (10 subtopologies, 5 KB)",
              f"{t(j_o)} vs floor {t(j_f)}, memcpy {t(j_m)}", f"{r(ratio(j_o, j_f))} floor", "(none)", "—",
              f"`{B} codec {C}`"))
-d_o, d_f, d_m = (med("sgh_response_decode", n) for n in ("ours", "flat_floor", "memcpy"))
-x = ratio(d_o, d_f)
-rows.append(("1", "StreamsGroupHeartbeat response decode (64+64 TaskIds × 4, 8 endpoints, 5.6 KB)",
-             f"{t(d_o)} vs flat floor {t(d_f)}, memcpy {t(d_m)}", f"{r(x)} flat floor", "≤ 1.5× flat floor",
+d_i, d_o, d_f, d_m = (med("sgh_response_decode", n) for n in ("ours_into", "ours", "flat_floor", "memcpy"))
+# The target compares like with like: `decode_message_into` a reused response (0 allocations)
+# against the flat floor, which reuses its buffers too. The fresh decode is shown for reference.
+x = ratio(d_i, d_f)
+rows.append(("1", "StreamsGroupHeartbeat response decode into a reused value (64+64 TaskIds × 4, 8 endpoints, 5.6 KB)",
+             f"{t(d_i)} vs flat floor {t(d_f)}, memcpy {t(d_m)}; fresh decode {t(d_o)} ({r(ratio(d_o, d_f))} flat floor)",
+             f"{r(x)} flat floor", "≤ 1.5× flat floor",
              met(None if x is None else x <= 1.5), f"`{B} codec {C}`"))
 
 # 2. differential

@@ -275,22 +275,26 @@ const MAX_COMPACT: usize = i32::MAX as usize - 1;
 
 impl<'a> Encoder<'a> {
     /// Wraps `buf`; new bytes are appended after its current contents.
+    #[inline]
     pub fn new(buf: &'a mut Vec<u8>) -> Self {
         Encoder { buf }
     }
 
     /// Total length of the underlying buffer (including bytes present before this encoder).
+    #[inline]
     pub fn len(&self) -> usize {
         self.buf.len()
     }
 
     /// True if the underlying buffer is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
 
     /// Current write position (same as [`Encoder::len`]); use it to remember where a length
     /// placeholder went.
+    #[inline]
     pub fn position(&self) -> usize {
         self.buf.len()
     }
@@ -299,64 +303,90 @@ impl<'a> Encoder<'a> {
     ///
     /// # Panics
     /// If `at + 4` exceeds the buffer length; `at` must come from [`Encoder::position`].
+    #[inline]
     pub fn patch_i32(&mut self, at: usize, v: i32) {
         self.buf[at..at + 4].copy_from_slice(&v.to_be_bytes());
     }
 
     /// Drops everything written after `at` (used to roll back a failed encode).
+    #[inline]
     pub fn truncate(&mut self, at: usize) {
         self.buf.truncate(at);
     }
 
     /// The bytes written so far (the whole underlying buffer).
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         self.buf
     }
 
     /// Appends raw bytes with no length prefix.
+    #[inline]
     pub fn raw(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
     }
 
     /// Writes an `int8`.
+    #[inline]
     pub fn i8(&mut self, v: i8) {
         self.buf.push(v as u8);
     }
     /// Writes a big-endian `int16`.
+    #[inline]
     pub fn i16(&mut self, v: i16) {
         self.raw(&v.to_be_bytes());
     }
     /// Writes a big-endian `int32`.
+    #[inline]
     pub fn i32(&mut self, v: i32) {
         self.raw(&v.to_be_bytes());
     }
     /// Writes a big-endian `int64`.
+    #[inline]
     pub fn i64(&mut self, v: i64) {
         self.raw(&v.to_be_bytes());
     }
     /// Writes a big-endian `uint16`.
+    #[inline]
     pub fn u16(&mut self, v: u16) {
         self.raw(&v.to_be_bytes());
     }
     /// Writes a big-endian `uint32`.
+    #[inline]
     pub fn u32(&mut self, v: u32) {
         self.raw(&v.to_be_bytes());
     }
     /// Writes a big-endian IEEE-754 `float64`.
+    #[inline]
     pub fn f64(&mut self, v: f64) {
         self.raw(&v.to_be_bytes());
     }
     /// Writes a `bool` as one byte, 0 or 1.
+    #[inline]
     pub fn bool(&mut self, v: bool) {
         self.buf.push(u8::from(v));
     }
     /// Writes a 16-byte UUID.
+    #[inline]
     pub fn uuid(&mut self, v: Uuid) {
         self.raw(&v.0);
     }
 
     /// Writes an unsigned LEB128 varint (at most 5 bytes).
-    pub fn unsigned_varint(&mut self, mut v: u32) {
+    #[inline]
+    pub fn unsigned_varint(&mut self, v: u32) {
+        // Lengths, counts and tag counts are almost always below 128: one byte, no loop, and a
+        // body small enough to inline into every string and array writer.
+        if v < 0x80 {
+            self.buf.push(v as u8);
+        } else {
+            self.unsigned_varint_multi(v);
+        }
+    }
+
+    /// [`Encoder::unsigned_varint`] for values of two bytes or more (kept out of line).
+    #[inline(never)]
+    fn unsigned_varint_multi(&mut self, mut v: u32) {
         while v >= 0x80 {
             self.buf.push((v as u8) | 0x80);
             v >>= 7;
@@ -365,6 +395,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a zig-zag signed varint.
+    #[inline]
     pub fn varint(&mut self, v: i32) {
         self.unsigned_varint(((v << 1) ^ (v >> 31)) as u32);
     }
@@ -379,15 +410,25 @@ impl<'a> Encoder<'a> {
         self.buf.push(z as u8);
     }
 
+    #[inline]
     fn check(field: &'static str, len: usize, max: usize) -> Result<(), EncodeError> {
         if len > max {
-            Err(EncodeError::LengthOverflow { field, len, max })
+            Err(Self::overflow(field, len, max))
         } else {
             Ok(())
         }
     }
 
+    /// Builds the length-overflow error out of line: it never happens in practice, and keeping
+    /// its construction out of the inlined callers keeps their hot path to a compare and a branch.
+    #[cold]
+    #[inline(never)]
+    fn overflow(field: &'static str, len: usize, max: usize) -> EncodeError {
+        EncodeError::LengthOverflow { field, len, max }
+    }
+
     /// Writes `len + 1` as an unsigned varint (compact length encoding).
+    #[inline]
     fn compact_len(
         &mut self,
         field: &'static str,
@@ -401,6 +442,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a non-null `string` (int16 length).
+    #[inline]
     pub fn string(&mut self, field: &'static str, s: &str) -> Result<(), EncodeError> {
         Self::check(field, s.len(), MAX_STRING)?;
         self.i16(s.len() as i16);
@@ -409,6 +451,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a nullable `string` (length -1 for null).
+    #[inline]
     pub fn nullable_string(
         &mut self,
         field: &'static str,
@@ -424,6 +467,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a non-null compact string (unsigned varint length + 1).
+    #[inline]
     pub fn compact_string(&mut self, field: &'static str, s: &str) -> Result<(), EncodeError> {
         // Java rejects compact strings longer than Short.MAX_VALUE too.
         self.compact_len(field, s.len(), MAX_STRING)?;
@@ -432,6 +476,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a nullable compact string (0 for null).
+    #[inline]
     pub fn compact_nullable_string(
         &mut self,
         field: &'static str,
@@ -447,6 +492,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes non-null `bytes` (int32 length).
+    #[inline]
     pub fn bytes(&mut self, field: &'static str, b: &[u8]) -> Result<(), EncodeError> {
         Self::check(field, b.len(), MAX_BYTES)?;
         self.i32(b.len() as i32);
@@ -455,6 +501,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes nullable `bytes` (length -1 for null).
+    #[inline]
     pub fn nullable_bytes(
         &mut self,
         field: &'static str,
@@ -470,6 +517,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes non-null compact bytes.
+    #[inline]
     pub fn compact_bytes(&mut self, field: &'static str, b: &[u8]) -> Result<(), EncodeError> {
         self.compact_len(field, b.len(), MAX_COMPACT)?;
         self.raw(b);
@@ -477,6 +525,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes nullable compact bytes (0 for null).
+    #[inline]
     pub fn compact_nullable_bytes(
         &mut self,
         field: &'static str,
@@ -492,6 +541,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a non-null array count (int32).
+    #[inline]
     pub fn array_len(&mut self, field: &'static str, n: usize) -> Result<(), EncodeError> {
         Self::check(field, n, MAX_BYTES)?;
         self.i32(n as i32);
@@ -499,6 +549,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a nullable array count (-1 for null).
+    #[inline]
     pub fn nullable_array_len(
         &mut self,
         field: &'static str,
@@ -514,11 +565,13 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a non-null compact array count (unsigned varint N + 1).
+    #[inline]
     pub fn compact_array_len(&mut self, field: &'static str, n: usize) -> Result<(), EncodeError> {
         self.compact_len(field, n, MAX_COMPACT)
     }
 
     /// Writes a nullable compact array count (0 for null).
+    #[inline]
     pub fn compact_nullable_array_len(
         &mut self,
         field: &'static str,
@@ -534,6 +587,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes an empty tagged-field section (a single 0 byte).
+    #[inline]
     pub fn empty_tagged_fields(&mut self) {
         self.buf.push(0);
     }
@@ -587,6 +641,7 @@ impl<'a> Encoder<'a> {
     // ---- version-dependent helpers: `compact` is "this message version is flexible". ----
 
     /// Writes a non-null string, compact or classic.
+    #[inline]
     pub fn string_as(
         &mut self,
         field: &'static str,
@@ -601,6 +656,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a nullable string, compact or classic.
+    #[inline]
     pub fn nullable_string_as(
         &mut self,
         field: &'static str,
@@ -615,6 +671,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes non-null bytes, compact or classic.
+    #[inline]
     pub fn bytes_as(
         &mut self,
         field: &'static str,
@@ -629,6 +686,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes nullable bytes, compact or classic.
+    #[inline]
     pub fn nullable_bytes_as(
         &mut self,
         field: &'static str,
@@ -643,6 +701,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a non-null array count, compact or classic.
+    #[inline]
     pub fn array_len_as(
         &mut self,
         field: &'static str,
@@ -657,6 +716,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a nullable array count, compact or classic.
+    #[inline]
     pub fn nullable_array_len_as(
         &mut self,
         field: &'static str,
@@ -671,6 +731,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes an array of structs (count, then each element at `version`).
+    #[inline]
     pub fn array<T: Encodable>(
         &mut self,
         field: &'static str,
@@ -683,6 +744,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a nullable array of structs.
+    #[inline]
     pub fn nullable_array<T: Encodable>(
         &mut self,
         field: &'static str,
@@ -698,6 +760,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes an `[]int32` array.
+    #[inline]
     pub fn i32_array(
         &mut self,
         field: &'static str,
@@ -710,6 +773,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Writes a `[]string` array of non-null strings.
+    #[inline]
     pub fn string_array(
         &mut self,
         field: &'static str,
@@ -723,6 +787,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Ends a struct: writes an empty tagged-field section in flexible versions, nothing otherwise.
+    #[inline]
     pub fn end_struct(&mut self, flexible: bool) {
         if flexible {
             self.empty_tagged_fields();
@@ -783,11 +848,13 @@ impl<'a> Decoder<'a> {
     }
 
     /// Bytes not yet read.
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
     /// True when every byte was read.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
@@ -803,6 +870,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Fails with [`DecodeError::TrailingBytes`] unless all input was consumed.
+    #[inline]
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.is_empty() {
             Ok(())
@@ -834,21 +902,30 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    #[inline]
     fn take(&mut self, field: &'static str, n: usize) -> Result<&'a [u8], DecodeError> {
         if n > self.remaining() {
-            return Err(DecodeError::Truncated {
-                api: self.api,
-                version: self.version,
-                field,
-                needed: n,
-                remaining: self.remaining(),
-            });
+            return Err(self.truncated(field, n));
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
         Ok(s)
     }
 
+    /// The error for a read of `needed` bytes past the end; out of line because it is rare.
+    #[cold]
+    #[inline(never)]
+    fn truncated(&self, field: &'static str, needed: usize) -> DecodeError {
+        DecodeError::Truncated {
+            api: self.api,
+            version: self.version,
+            field,
+            needed,
+            remaining: self.remaining(),
+        }
+    }
+
+    #[inline]
     fn arr<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(field, N)?);
@@ -861,26 +938,32 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads an `int8`.
+    #[inline]
     pub fn i8(&mut self, field: &'static str) -> Result<i8, DecodeError> {
         Ok(i8::from_be_bytes(self.arr(field)?))
     }
     /// Reads an `int16`.
+    #[inline]
     pub fn i16(&mut self, field: &'static str) -> Result<i16, DecodeError> {
         Ok(i16::from_be_bytes(self.arr(field)?))
     }
     /// Reads an `int32`.
+    #[inline]
     pub fn i32(&mut self, field: &'static str) -> Result<i32, DecodeError> {
         Ok(i32::from_be_bytes(self.arr(field)?))
     }
     /// Reads an `int64`.
+    #[inline]
     pub fn i64(&mut self, field: &'static str) -> Result<i64, DecodeError> {
         Ok(i64::from_be_bytes(self.arr(field)?))
     }
     /// Reads a `uint16`.
+    #[inline]
     pub fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
         Ok(u16::from_be_bytes(self.arr(field)?))
     }
     /// Reads a `uint32`.
+    #[inline]
     pub fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
         Ok(u32::from_be_bytes(self.arr(field)?))
     }
@@ -889,16 +972,31 @@ impl<'a> Decoder<'a> {
         Ok(f64::from_be_bytes(self.arr(field)?))
     }
     /// Reads a `bool`; like Java, any non-zero byte is `true`.
+    #[inline]
     pub fn bool(&mut self, field: &'static str) -> Result<bool, DecodeError> {
         Ok(self.arr::<1>(field)?[0] != 0)
     }
     /// Reads a 16-byte UUID.
+    #[inline]
     pub fn uuid(&mut self, field: &'static str) -> Result<Uuid, DecodeError> {
         Ok(Uuid(self.arr(field)?))
     }
 
     /// Reads an unsigned varint of at most 5 bytes that fits in `u32`.
+    #[inline]
     pub fn unsigned_varint(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        // Compact lengths, counts and tag counts are almost always one byte: no loop for those.
+        if let Some(&b) = self.buf.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u32::from(b));
+            }
+        }
+        self.unsigned_varint_slow(field)
+    }
+
+    /// The general case of [`Decoder::unsigned_varint`] (also reports truncation and overflow).
+    fn unsigned_varint_slow(&mut self, field: &'static str) -> Result<u32, DecodeError> {
         let mut v: u32 = 0;
         for i in 0..5 {
             let b = self.arr::<1>(field)?[0];
@@ -922,6 +1020,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a zig-zag signed varint.
+    #[inline]
     pub fn varint(&mut self, field: &'static str) -> Result<i32, DecodeError> {
         let z = self.unsigned_varint(field)?;
         Ok(((z >> 1) as i32) ^ -((z & 1) as i32))
@@ -951,6 +1050,8 @@ impl<'a> Decoder<'a> {
         })
     }
 
+    #[cold]
+    #[inline(never)]
     fn bad_len(&self, field: &'static str, length: i64) -> DecodeError {
         DecodeError::InvalidLength {
             api: self.api,
@@ -963,6 +1064,7 @@ impl<'a> Decoder<'a> {
 
     /// Validates a classic signed length: -1 is null, other negatives are errors, and the
     /// length must fit in what remains (each unit being at least one byte).
+    #[inline]
     fn signed_len(&self, field: &'static str, n: i64) -> Result<Len, DecodeError> {
         if n == -1 {
             return Ok(None);
@@ -973,6 +1075,7 @@ impl<'a> Decoder<'a> {
         Ok(Some(n as usize))
     }
 
+    #[inline]
     fn compact_len(&mut self, field: &'static str) -> Result<Len, DecodeError> {
         let n = self.unsigned_varint(field)?;
         if n == 0 {
@@ -986,21 +1089,30 @@ impl<'a> Decoder<'a> {
     }
 
     fn utf8(&self, field: &'static str, b: &[u8]) -> Result<String, DecodeError> {
-        std::str::from_utf8(b)
-            .map(str::to_owned)
-            .map_err(|_| DecodeError::InvalidUtf8 {
-                api: self.api,
-                version: self.version,
-                field,
-            })
+        self.str(field, b).map(str::to_owned)
     }
 
-    fn some<T>(&self, field: &'static str, v: Option<T>) -> Result<T, DecodeError> {
-        v.ok_or(DecodeError::UnexpectedNull {
+    #[inline]
+    fn str<'b>(&self, field: &'static str, b: &'b [u8]) -> Result<&'b str, DecodeError> {
+        std::str::from_utf8(b).map_err(|_| self.bad_utf8(field))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bad_utf8(&self, field: &'static str) -> DecodeError {
+        DecodeError::InvalidUtf8 {
             api: self.api,
             version: self.version,
             field,
-        })
+        }
+    }
+
+    #[inline]
+    fn some<T>(&self, field: &'static str, v: Option<T>) -> Result<T, DecodeError> {
+        match v {
+            Some(v) => Ok(v),
+            None => Err(self.null_error(field)),
+        }
     }
 
     /// Reads a nullable `string` (int16 length, -1 = null).
@@ -1023,21 +1135,66 @@ impl<'a> Decoder<'a> {
 
     /// Reads a nullable compact string (0 = null). Like Kafka's readers (and this crate's
     /// encoder), strings longer than 32767 bytes are refused.
+    #[inline]
     pub fn compact_nullable_string(
         &mut self,
         field: &'static str,
     ) -> Result<Option<String>, DecodeError> {
+        Ok(self.compact_nullable_str(field)?.map(str::to_owned))
+    }
+
+    /// Reads a nullable compact string as a slice of the input (validated UTF-8, no copy).
+    #[inline(always)]
+    pub fn compact_nullable_str(
+        &mut self,
+        field: &'static str,
+    ) -> Result<Option<&'a str>, DecodeError> {
         match self.compact_len(field)? {
             None => Ok(None),
             Some(n) if n > i16::MAX as usize => Err(self.bad_len(field, n as i64)),
             Some(n) => {
                 let b = self.take(field, n)?;
-                self.utf8(field, b).map(Some)
+                self.str(field, b).map(Some)
             }
         }
     }
 
+    /// Reads a non-null compact string into `out`, reusing its allocation (see [`DecodeInto`]).
+    /// On error `out` is left unchanged.
+    #[inline(always)]
+    pub fn compact_string_into(
+        &mut self,
+        field: &'static str,
+        out: &mut String,
+    ) -> Result<(), DecodeError> {
+        let s = self.compact_nullable_str(field)?;
+        let s = self.some(field, s)?;
+        out.clear();
+        out.push_str(s);
+        Ok(())
+    }
+
+    /// Reads a nullable compact string into `out`, reusing the previous string's allocation
+    /// when both are non-null (see [`DecodeInto`]). On error `out` is left unchanged.
+    #[inline]
+    pub fn compact_nullable_string_into(
+        &mut self,
+        field: &'static str,
+        out: &mut Option<String>,
+    ) -> Result<(), DecodeError> {
+        match (self.compact_nullable_str(field)?, out.as_mut()) {
+            (None, _) => *out = None,
+            (Some(s), Some(prev)) => {
+                prev.clear();
+                prev.push_str(s);
+            }
+            (Some(s), None) => *out = Some(s.to_owned()),
+        }
+        Ok(())
+    }
+
     /// Reads a non-null compact string.
+    #[inline]
     pub fn compact_string(&mut self, field: &'static str) -> Result<String, DecodeError> {
         let s = self.compact_nullable_string(field)?;
         self.some(field, s)
@@ -1092,6 +1249,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a nullable compact array count (0 = null), bounded by the remaining bytes.
+    #[inline]
     pub fn compact_nullable_array_len(
         &mut self,
         field: &'static str,
@@ -1100,6 +1258,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a non-null compact array count, bounded by the remaining bytes.
+    #[inline]
     pub fn compact_array_len(&mut self, field: &'static str) -> Result<usize, DecodeError> {
         let n = self.compact_len(field)?;
         self.some(field, n)
@@ -1138,7 +1297,13 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a tagged-field section, skipping every field.
+    #[inline]
     pub fn skip_tagged_fields(&mut self) -> Result<(), DecodeError> {
+        // Nearly every section is empty (one 0 byte); only a non-empty one needs the loop.
+        if self.buf.get(self.pos) == Some(&0) {
+            self.pos += 1;
+            return Ok(());
+        }
         self.tagged_fields(|_, _| Ok(false))
     }
 
@@ -1172,9 +1337,52 @@ impl<'a> Decoder<'a> {
         Ok(v)
     }
 
+    /// Reads `n` elements (a count already read and bounded) into `out`, reusing its elements'
+    /// allocations: the first `min(n, out.len())` elements are decoded in place with
+    /// [`DecodeInto::decode_into`], extra elements are dropped and missing ones are decoded
+    /// fresh and pushed. On success `out` equals what [`Decoder::array_of`] with
+    /// [`Decodable::decode`] returns for the same bytes; on error it is valid but unspecified.
+    pub fn array_into<T: DecodeInto>(
+        &mut self,
+        n: usize,
+        out: &mut Vec<T>,
+        version: i16,
+    ) -> Result<(), DecodeError> {
+        out.truncate(n);
+        let reused = out.len();
+        // Grow no further than the remaining input can fill, as in `array_of`.
+        let cap = self.remaining() / std::mem::size_of::<T>().max(1);
+        out.reserve(n.min(reused + cap) - reused);
+        for item in out.iter_mut() {
+            item.decode_into(self, version)?;
+        }
+        for _ in reused..n {
+            out.push(T::decode(self, version)?);
+        }
+        Ok(())
+    }
+
+    /// [`Decoder::array_into`] for a nullable array: `None` (the null count) clears `out` to
+    /// `None`, otherwise the elements go into the existing `Vec` (or a new one).
+    pub fn nullable_array_into<T: DecodeInto>(
+        &mut self,
+        n: Option<usize>,
+        out: &mut Option<Vec<T>>,
+        version: i16,
+    ) -> Result<(), DecodeError> {
+        match n {
+            None => {
+                *out = None;
+                Ok(())
+            }
+            Some(n) => self.array_into(n, out.get_or_insert_with(Vec::new), version),
+        }
+    }
+
     // ---- version-dependent helpers: `compact` is "this message version is flexible". ----
 
     /// Reads a non-null string, compact or classic.
+    #[inline]
     pub fn string_as(&mut self, field: &'static str, compact: bool) -> Result<String, DecodeError> {
         if compact {
             self.compact_string(field)
@@ -1184,6 +1392,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a nullable string, compact or classic.
+    #[inline]
     pub fn nullable_string_as(
         &mut self,
         field: &'static str,
@@ -1219,6 +1428,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a non-null array count, compact or classic (bounded by the remaining bytes).
+    #[inline]
     pub fn array_len_as(
         &mut self,
         field: &'static str,
@@ -1232,6 +1442,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Reads a nullable array count, compact or classic (bounded by the remaining bytes).
+    #[inline]
     pub fn nullable_array_len_as(
         &mut self,
         field: &'static str,
@@ -1373,6 +1584,23 @@ pub trait Decodable: Sized {
     fn decode(dec: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError>;
 }
 
+/// A value that can be decoded in place, reusing the heap allocations (`String` and `Vec`
+/// capacity, nested elements) of whatever it held before.
+///
+/// A client that decodes a steady stream of the same kind of message (heartbeat responses)
+/// can keep one value and decode every new message into it: after the first few messages,
+/// decoding allocates nothing.
+pub trait DecodeInto: Decodable {
+    /// Overwrites `self` with the value read for `version`.
+    ///
+    /// On success `*self` equals (`==`) what [`Decodable::decode`] returns for the same bytes,
+    /// whatever `self` held before; only capacity is carried over. On error the same error as
+    /// [`Decodable::decode`] is returned and `*self` is a valid but unspecified value (some fields
+    /// may already hold the new message's values): decode a fresh value or decode into it again
+    /// before relying on it.
+    fn decode_into(&mut self, dec: &mut Decoder<'_>, version: i16) -> Result<(), DecodeError>;
+}
+
 /// A top-level request or response body of one Kafka API.
 pub trait ApiMessage: Encodable + Decodable {
     /// The API key (e.g. 18 for ApiVersions).
@@ -1457,6 +1685,27 @@ pub fn decode_message<M: ApiMessage>(bytes: &[u8], version: i16) -> Result<M, De
     let m = M::decode(&mut dec, version)?;
     dec.finish()?;
     Ok(m)
+}
+
+/// [`decode_message`] into an existing value, reusing its allocations (see [`DecodeInto`]).
+///
+/// On success `*msg` equals what `decode_message(bytes, version)` returns. On error (the same
+/// error `decode_message` returns) `*msg` is valid but unspecified; an unsupported `version`
+/// leaves it untouched.
+pub fn decode_message_into<M: ApiMessage + DecodeInto>(
+    bytes: &[u8],
+    version: i16,
+    msg: &mut M,
+) -> Result<(), DecodeError> {
+    if !M::supports_version(version) {
+        return Err(DecodeError::UnsupportedVersion {
+            api: M::NAME,
+            version,
+        });
+    }
+    let mut dec = Decoder::with_context(bytes, M::NAME, version);
+    msg.decode_into(&mut dec, version)?;
+    dec.finish()
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@
 //! Unknown tagged fields are skipped when decoding.
 
 use crate::protocol::codec::{
-    ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder, Request,
+    ApiMessage, Decodable, DecodeError, DecodeInto, Decoder, Encodable, EncodeError, Encoder,
+    Request,
 };
 use crate::protocol::BrokerErrorKind;
 
@@ -383,6 +384,7 @@ impl From<StatusCode> for i8 {
 // Wire helpers shared with `streams_group_describe` (both APIs are flexible in every version).
 
 /// Writes a non-null compact array of structs.
+#[inline]
 pub(super) fn put_structs<T: Encodable>(
     enc: &mut Encoder<'_>,
     field: &'static str,
@@ -394,6 +396,7 @@ pub(super) fn put_structs<T: Encodable>(
 }
 
 /// Writes a nullable compact array of structs.
+#[inline]
 pub(super) fn put_nullable_structs<T: Encodable>(
     enc: &mut Encoder<'_>,
     field: &'static str,
@@ -428,7 +431,30 @@ pub(super) fn get_nullable_structs<T: Decodable>(
     }
 }
 
+/// Reads a non-null compact array of structs into `out`, reusing its elements' allocations.
+fn get_structs_into<T: DecodeInto>(
+    dec: &mut Decoder<'_>,
+    field: &'static str,
+    version: i16,
+    out: &mut Vec<T>,
+) -> Result<(), DecodeError> {
+    let n = dec.compact_array_len(field)?;
+    dec.array_into(n, out, version)
+}
+
+/// Reads a nullable compact array of structs into `out`, reusing its elements' allocations.
+fn get_nullable_structs_into<T: DecodeInto>(
+    dec: &mut Decoder<'_>,
+    field: &'static str,
+    version: i16,
+    out: &mut Option<Vec<T>>,
+) -> Result<(), DecodeError> {
+    let n = dec.compact_nullable_array_len(field)?;
+    dec.nullable_array_into(n, out, version)
+}
+
 /// Writes a nullable struct field: Kafka marks it with an `int8`, -1 for null and 1 for present.
+#[inline]
 pub(super) fn put_nullable_struct<T: Encodable>(
     enc: &mut Encoder<'_>,
     item: Option<&T>,
@@ -460,6 +486,7 @@ pub(super) fn get_nullable_struct<T: Decodable>(
 }
 
 /// Writes a compact array of compact strings.
+#[inline]
 pub(super) fn put_strings(
     enc: &mut Encoder<'_>,
     field: &'static str,
@@ -479,6 +506,7 @@ pub(super) fn get_strings(
 }
 
 /// Writes a compact array of `int32`.
+#[inline]
 pub(super) fn put_i32s(
     enc: &mut Encoder<'_>,
     field: &'static str,
@@ -500,6 +528,20 @@ pub(super) fn get_i32s(
     Ok(out)
 }
 
+/// Reads a compact array of `int32` into `out`, reusing its allocation; on error `out` is
+/// valid but unspecified. Always inlined: its two callers decode most of a large response.
+#[inline(always)]
+fn get_i32s_into(
+    dec: &mut Decoder<'_>,
+    field: &'static str,
+    out: &mut Vec<i32>,
+) -> Result<(), DecodeError> {
+    let n = dec.compact_array_len(field)?;
+    out.clear();
+    dec.i32s_into(field, n, out)
+}
+
+#[inline]
 fn put_i16s(enc: &mut Encoder<'_>, field: &'static str, items: &[i16]) -> Result<(), EncodeError> {
     enc.compact_array_len(field, items.len())?;
     items.iter().for_each(|&v| enc.i16(v));
@@ -586,6 +628,14 @@ impl Decodable for Endpoint {
     }
 }
 
+impl DecodeInto for Endpoint {
+    fn decode_into(&mut self, dec: &mut Decoder<'_>, _version: i16) -> Result<(), DecodeError> {
+        dec.compact_string_into("Host", &mut self.host)?;
+        self.port = dec.u16("Port")?;
+        dec.skip_tagged_fields()
+    }
+}
+
 impl Encodable for TaskOffset {
     fn encode(&self, enc: &mut Encoder<'_>, _version: i16) -> Result<(), EncodeError> {
         enc.compact_string("SubtopologyId", &self.subtopology_id)?;
@@ -628,6 +678,14 @@ impl Decodable for TaskIds {
             subtopology_id,
             partitions,
         })
+    }
+}
+
+impl DecodeInto for TaskIds {
+    fn decode_into(&mut self, dec: &mut Decoder<'_>, _version: i16) -> Result<(), DecodeError> {
+        dec.compact_string_into("SubtopologyId", &mut self.subtopology_id)?;
+        get_i32s_into(dec, "Partitions", &mut self.partitions)?;
+        dec.skip_tagged_fields()
     }
 }
 
@@ -836,6 +894,14 @@ impl Decodable for Status {
     }
 }
 
+impl DecodeInto for Status {
+    fn decode_into(&mut self, dec: &mut Decoder<'_>, _version: i16) -> Result<(), DecodeError> {
+        self.status_code = dec.i8("StatusCode")?;
+        dec.compact_string_into("StatusDetail", &mut self.status_detail)?;
+        dec.skip_tagged_fields()
+    }
+}
+
 impl Encodable for TopicPartition {
     fn encode(&self, enc: &mut Encoder<'_>, _version: i16) -> Result<(), EncodeError> {
         enc.compact_string("Topic", &self.topic)?;
@@ -851,6 +917,14 @@ impl Decodable for TopicPartition {
         let partitions = get_i32s(dec, "Partitions")?;
         dec.skip_tagged_fields()?;
         Ok(Self { topic, partitions })
+    }
+}
+
+impl DecodeInto for TopicPartition {
+    fn decode_into(&mut self, dec: &mut Decoder<'_>, _version: i16) -> Result<(), DecodeError> {
+        dec.compact_string_into("Topic", &mut self.topic)?;
+        get_i32s_into(dec, "Partitions", &mut self.partitions)?;
+        dec.skip_tagged_fields()
     }
 }
 
@@ -875,6 +949,25 @@ impl Decodable for EndpointToPartitions {
             active_partitions,
             standby_partitions,
         })
+    }
+}
+
+impl DecodeInto for EndpointToPartitions {
+    fn decode_into(&mut self, dec: &mut Decoder<'_>, version: i16) -> Result<(), DecodeError> {
+        self.user_endpoint.decode_into(dec, version)?;
+        get_structs_into(
+            dec,
+            "ActivePartitions",
+            version,
+            &mut self.active_partitions,
+        )?;
+        get_structs_into(
+            dec,
+            "StandbyPartitions",
+            version,
+            &mut self.standby_partitions,
+        )?;
+        dec.skip_tagged_fields()
     }
 }
 
@@ -971,6 +1064,51 @@ impl Decodable for StreamsGroupHeartbeatResponse {
             endpoint_information_epoch,
             partitions_by_user_endpoint,
         })
+    }
+}
+
+/// In-place decoding for a member's steady stream of heartbeat responses: every string and list
+/// (down to each `TaskIds`' partitions) reuses the allocation it had, so once a value has held a
+/// response of a given shape, decoding another such response into it allocates nothing.
+/// Use it through [`crate::protocol::codec::decode_message_into`].
+impl DecodeInto for StreamsGroupHeartbeatResponse {
+    fn decode_into(&mut self, dec: &mut Decoder<'_>, version: i16) -> Result<(), DecodeError> {
+        // Field by field in wire order, exactly as `decode` reads them, so that the result and
+        // any error are the same as a fresh decode's.
+        self.throttle_time_ms = dec.i32("ThrottleTimeMs")?;
+        self.error_code = dec.i16("ErrorCode")?;
+        dec.compact_nullable_string_into("ErrorMessage", &mut self.error_message)?;
+        dec.compact_string_into("MemberId", &mut self.member_id)?;
+        self.member_epoch = dec.i32("MemberEpoch")?;
+        self.heartbeat_interval_ms = dec.i32("HeartbeatIntervalMs")?;
+        self.acceptable_recovery_lag_legacy = if version == 0 {
+            dec.i32("AcceptableRecoveryLagLegacy")?
+        } else {
+            0
+        };
+        self.task_offset_interval_ms = dec.i32("TaskOffsetIntervalMs")?;
+        self.acceptable_recovery_lag = if version >= 1 {
+            dec.i64("AcceptableRecoveryLag")?
+        } else {
+            -1
+        };
+        get_nullable_structs_into(dec, "Status", version, &mut self.status)?;
+        get_nullable_structs_into(dec, "ActiveTasks", version, &mut self.active_tasks)?;
+        get_nullable_structs_into(dec, "StandbyTasks", version, &mut self.standby_tasks)?;
+        get_nullable_structs_into(dec, "WarmupTasks", version, &mut self.warmup_tasks)?;
+        self.topology_description_required = if version >= 1 {
+            dec.bool("TopologyDescriptionRequired")?
+        } else {
+            false
+        };
+        self.endpoint_information_epoch = dec.i32("EndpointInformationEpoch")?;
+        get_nullable_structs_into(
+            dec,
+            "PartitionsByUserEndpoint",
+            version,
+            &mut self.partitions_by_user_endpoint,
+        )?;
+        dec.skip_tagged_fields()
     }
 }
 
