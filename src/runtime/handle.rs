@@ -10,7 +10,7 @@
 //! `sched_yield`s before it parks, on every heartbeat of an idle member; an `epoll_wait` with
 //! the heartbeat's deadline is one system call and one wake-up.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -79,6 +79,7 @@ impl<T> ReplySlot<T> {
     /// Waits for the answer until `deadline`: `Some(Ok(v))`, `Some(Err(()))` if the thread
     /// dropped the request, `None` on timeout. Leaves the slot empty when it returns `Some`.
     fn wait(&self, deadline: Instant) -> Option<Result<T, ()>> {
+        briefly_wait_for(|| !matches!(*self.state.lock(), SlotState::Empty));
         let mut s = self.state.lock();
         loop {
             match std::mem::replace(&mut *s, SlotState::Empty) {
@@ -136,6 +137,30 @@ impl<T> SlotPool<T> {
     }
 }
 
+/// Checks `ready` a few times, spinning and then yielding between checks (as crossbeam's
+/// blocking receive does), before the caller goes to sleep; true once it held. Used only
+/// where the awaited event often follows within microseconds — a caller waiting for its
+/// answer, and the heartbeat thread right after it answered a caller, who may call again at
+/// once — so that such a hop costs no sleep and wake-up. An idle heartbeat thread (no
+/// command served) never spins.
+fn briefly_wait_for(mut ready: impl FnMut() -> bool) -> bool {
+    const SPIN_STEPS: u32 = 6;
+    const YIELD_STEPS: u32 = 4;
+    for step in 0..SPIN_STEPS + YIELD_STEPS {
+        if ready() {
+            return true;
+        }
+        if step < SPIN_STEPS {
+            for _ in 0..1u32 << step {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    ready()
+}
+
 enum Command {
     SetTaskState(
         StreamsTaskAssignment,
@@ -180,6 +205,10 @@ pub struct StreamsGroupSessionHandle {
     commands: Option<Sender<Command>>,
     /// Wakes the heartbeat thread's poll after a command was queued (or to stop it).
     waker: Arc<Waker>,
+    /// True while the heartbeat thread sleeps (or is about to) in its poll; a caller wakes
+    /// the poll only then, so a thread that is busy or spinning costs no `eventfd` write
+    /// (and no spurious wake-up later from a stale one).
+    sleeping: Arc<AtomicBool>,
     unit_replies: SlotPool<UnitReply>,
     assignment_replies: SlotPool<AssignmentReply>,
     shared: Arc<Shared>,
@@ -218,13 +247,15 @@ impl StreamsGroupSessionHandle {
         let poll = Poll::new().map_err(poll_error)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(poll_error)?);
         let stop = Arc::new(AtomicBool::new(false));
+        let sleeping = Arc::new(AtomicBool::new(false));
+        let thread_sleeping = sleeping.clone();
         let call_timeout = driver.request_timeout() * 2 + Duration::from_secs(1);
         let close_timeout = config.get_close_timeout();
         let interrupt = driver.interrupt().clone();
         let thread_stop = stop.clone();
         let thread = std::thread::Builder::new()
             .name(format!("ksg-heartbeat-{}", config.group_id()))
-            .spawn(move || run(driver, rx, poll, thread_stop))
+            .spawn(move || run(driver, rx, poll, thread_stop, thread_sleeping))
             .map_err(|e| Error::Io {
                 operation: "spawning the heartbeat thread",
                 broker: None,
@@ -233,6 +264,7 @@ impl StreamsGroupSessionHandle {
         Ok(Self {
             commands: Some(tx),
             waker,
+            sleeping,
             unit_replies: SlotPool::new(),
             assignment_replies: SlotPool::new(),
             shared,
@@ -294,10 +326,15 @@ impl StreamsGroupSessionHandle {
         if commands.send_deadline(command, deadline).is_err() {
             return false;
         }
-        // An eventfd write; if it ever failed the thread would still see the command at its
-        // next heartbeat, so the call is late rather than lost.
-        if let Err(e) = self.waker.wake() {
-            log::warn!("waking the heartbeat thread failed: {e}");
+        // Pairs with the fence in `run` before it sleeps: either the thread sees the command
+        // then, or this sees `sleeping` and wakes it (no lost wake-up).
+        fence(Ordering::SeqCst);
+        if self.sleeping.swap(false, Ordering::SeqCst) {
+            // An eventfd write; if it ever failed the thread would still see the command
+            // at its next heartbeat, so the call is late rather than lost.
+            if let Err(e) = self.waker.wake() {
+                log::warn!("waking the heartbeat thread failed: {e}");
+            }
         }
         true
     }
@@ -434,13 +471,20 @@ impl Drop for StreamsGroupSessionHandle {
 
 /// The heartbeat thread: apply queued commands, do what is due (at most one heartbeat round
 /// trip), then sleep in `poll` until the next thing is due or the waker fires.
-fn run(mut driver: Driver, commands: Receiver<Command>, mut poll: Poll, stop: Arc<AtomicBool>) {
+fn run(
+    mut driver: Driver,
+    commands: Receiver<Command>,
+    mut poll: Poll,
+    stop: Arc<AtomicBool>,
+    sleeping: Arc<AtomicBool>,
+) {
     let mut events = Events::with_capacity(1);
     let mut waiting: Vec<Replier<AssignmentReply>> = Vec::new();
     'run: loop {
         if stop.load(Ordering::SeqCst) {
             break;
         }
+        let mut served = false;
         // Apply every queued command before the next I/O, so a burst of task-state changes
         // costs one heartbeat, not one each.
         loop {
@@ -449,6 +493,7 @@ fn run(mut driver: Driver, commands: Receiver<Command>, mut poll: Poll, stop: Ar
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => break 'run,
             };
+            served = true;
             match command {
                 Command::SetTaskState(tasks, offsets, reply) => {
                     let mut r =
@@ -496,12 +541,19 @@ fn run(mut driver: Driver, commands: Receiver<Command>, mut poll: Poll, stop: Ar
         let wait = driver.next_wakeup().map_or(MAX_IDLE, |due| {
             due.saturating_duration_since(Instant::now())
         });
-        if !wait.is_zero() {
+        if wait.is_zero() || (served && briefly_wait_for(|| !commands.is_empty())) {
+            continue;
+        }
+        sleeping.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `submit` (see there).
+        fence(Ordering::SeqCst);
+        if commands.is_empty() && !stop.load(Ordering::SeqCst) {
             // mio rounds the timeout up to whole milliseconds, so a timed wake-up finds its
             // heartbeat due rather than a few microseconds early (which would cost a second
             // wait). Errors (EINTR) just mean another turn of the loop.
             let _ = poll.poll(&mut events, Some(wait));
         }
+        sleeping.store(false, Ordering::SeqCst);
     }
     // Stopped without leaving (handle dropped): say so to anyone still looking, unless the
     // session already failed (that error stays visible).
