@@ -1,6 +1,9 @@
 //! Issue 8, item 4: one `heartbeat_now()` round trip through the heartbeat thread against an
 //! in-process mock coordinator on loopback, versus a raw blocking TCP ping-pong of the same
-//! request and response bytes against the same server loop.
+//! request and response bytes against the same server loop, and versus the "hop floor": the
+//! same ping-pong done by a second thread that the benchmark thread hands each request to
+//! over a crossbeam channel and gets the answer back from over another — the least any design
+//! with a dedicated I/O thread (as `heartbeat_now` has) can cost on this machine.
 //!
 //! `cargo bench --bench heartbeat_rtt -- --warm-up-time 1 --measurement-time 3`
 
@@ -60,6 +63,36 @@ fn bench(c: &mut Criterion) {
     };
     assert!(ping() > 8);
 
+    // Hop floor: the same ping-pong on its own connection, run by an I/O thread; requests go
+    // to it and answers come back over two long-lived crossbeam channels.
+    let (hop_tx, hop_rx) = crossbeam_channel::bounded::<()>(1);
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<usize>(1);
+    let mut hop_frame = Vec::new();
+    encode_request_frame(&mut hop_frame, 7, Some("kafka-streams-group"), &req, 1).expect("frame");
+    let mut hs = TcpStream::connect(&pp).expect("connect ping-pong");
+    hs.set_nodelay(true).expect("nodelay");
+    let hop_thread = std::thread::Builder::new()
+        .name("hop-floor-io".into())
+        .spawn(move || {
+            let mut resp = Vec::new();
+            for () in hop_rx {
+                hs.write_all(&hop_frame).expect("write");
+                let mut len = [0u8; 4];
+                hs.read_exact(&mut len).expect("read");
+                resp.resize(i32::from_be_bytes(len) as usize, 0);
+                hs.read_exact(&mut resp).expect("read");
+                if done_tx.send(resp.len()).is_err() {
+                    return;
+                }
+            }
+        })
+        .expect("spawn hop-floor thread");
+    let hop = || {
+        hop_tx.send(()).expect("hand off");
+        done_rx.recv().expect("answer")
+    };
+    assert!(hop() > 8);
+
     // The same member protocol without the thread hop: the blocking session's `heartbeat()`
     // runs the driver on the calling thread. The gap between this and `heartbeat_now` is the
     // cost of the command channel + waker + reply.
@@ -82,7 +115,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(session.heartbeat().expect("heartbeat").member_epoch))
     });
     g.bench_function("raw_tcp_ping_pong", |b| b.iter(|| black_box(ping())));
+    // Reference line: the ping-pong behind a thread hop over two crossbeam channels.
+    g.bench_function("hop_floor_ping_pong_via_io_thread", |b| {
+        b.iter(|| black_box(hop()))
+    });
     g.finish();
+    drop(hop_tx);
+    let _ = hop_thread.join();
     // The mock answers a leave like any heartbeat; the outcome does not matter here.
     let _ = handle.close();
     let _ = session.close();

@@ -6,6 +6,7 @@
 //! bench_member idle --bootstrap H:P [--secs S]  join, then idle S s on the heartbeat thread;
 //!                                               prints CPU time and wake-ups of that window
 //! bench_member hb-loop --bootstrap H:P --n N    join, N x heartbeat_now(), close (callgrind)
+//! bench_member hb-loop --hop-floor --n N        N x the hop floor of benches/heartbeat_rtt.rs
 //! bench_member peer --bootstrap H:P --group G --input T
 //!                                               a member speaking a subset of the Java
 //!                                               streams-peer's stdin/stdout control protocol:
@@ -227,6 +228,9 @@ fn hb_loop(args: &[String]) {
     let n: usize = arg(args, "--n")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1000);
+    if args.iter().any(|a| a == "--hop-floor") {
+        return hop_floor_loop(n);
+    }
     let (bootstrap, _m) = match arg(args, "--bootstrap") {
         Some(b) => (b, None),
         None => {
@@ -244,6 +248,52 @@ fn hb_loop(args: &[String]) {
         t0.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64
     );
     let _ = handle.close();
+}
+
+/// `hb-loop --hop-floor`: the reference of `benches/heartbeat_rtt.rs`'s "hop floor" line, N
+/// times: the steady heartbeat's bytes ping-ponged by an I/O thread that this thread hands
+/// each request to over a crossbeam channel and gets the answer from over another. Under
+/// `perf stat`, its context switches and system calls per call are the least any design
+/// with a dedicated I/O thread needs, to hold `hb-loop`'s against.
+fn hop_floor_loop(n: usize) {
+    let pp = mock::start_ping_pong(mock::heartbeat_response_body(3_600_000, 1), true);
+    let req = StreamsGroupHeartbeatRequest {
+        group_id: "bench-group".into(),
+        member_id: "Zm9vYmFyYmF6cXV4cXV1eA".into(),
+        member_epoch: 1,
+        rebalance_timeout_ms: -1,
+        ..Default::default()
+    };
+    let mut frame = Vec::new();
+    encode_request_frame(&mut frame, 7, Some("kafka-streams-group"), &req, 1).expect("frame");
+    let (go_tx, go_rx) = crossbeam_channel::bounded::<()>(1);
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<usize>(1);
+    let mut s = std::net::TcpStream::connect(&pp).expect("connect ping-pong");
+    s.set_nodelay(true).expect("nodelay");
+    let io = std::thread::spawn(move || {
+        let mut resp = Vec::new();
+        for () in go_rx {
+            s.write_all(&frame).expect("write");
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len).expect("read");
+            resp.resize(i32::from_be_bytes(len).max(0) as usize, 0);
+            s.read_exact(&mut resp).expect("read");
+            if done_tx.send(resp.len()).is_err() {
+                return;
+            }
+        }
+    });
+    let t0 = Instant::now();
+    for _ in 0..n {
+        go_tx.send(()).expect("hand off");
+        done_rx.recv().expect("answer");
+    }
+    println!(
+        "hop-floor-loop n={n} mean_us={:.1}",
+        t0.elapsed().as_secs_f64() * 1e6 / n.max(1) as f64
+    );
+    drop(go_tx);
+    let _ = io.join();
 }
 
 fn serve_mock(args: &[String]) {

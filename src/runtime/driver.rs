@@ -55,7 +55,8 @@ pub(crate) struct Driver {
     failure: Option<Arc<Error>>,
     /// The last broker or transport error of a heartbeat, for blocking callers.
     last_error: Option<Error>,
-    last_published: StreamsGroupSessionAssignment,
+    /// What was last published to `shared` (the same `Arc`), to publish only changes.
+    last_published: Arc<StreamsGroupSessionAssignment>,
     last_statuses: Vec<(i8, String)>,
     rng: rand::rngs::StdRng,
     /// Cuts blocking I/O short when the handle closes or drops (see [`Interrupt`]).
@@ -100,7 +101,7 @@ impl Driver {
             member_metrics: Arc::new(MemberMetrics::default()),
             failure: None,
             last_error: None,
-            last_published: StreamsGroupSessionAssignment::new(),
+            last_published: Arc::new(StreamsGroupSessionAssignment::new()),
             last_statuses: Vec::new(),
             rng: rand::rngs::StdRng::from_rng(&mut rand::rng()),
             interrupt: Interrupt::new(),
@@ -564,9 +565,9 @@ impl Driver {
         // Publish the cumulative assignment whenever it moved (tasks, statuses, endpoints,
         // epoch), as one full snapshot.
         let current = self.membership.assignment();
-        if *current != self.last_published {
-            self.last_published = current.clone();
-            self.shared.publish_assignment(current.clone());
+        if *current != *self.last_published {
+            self.last_published = Arc::new(current.clone());
+            self.shared.publish_assignment(self.last_published.clone());
         }
     }
 

@@ -1,15 +1,23 @@
 //! `StreamsGroupSessionHandle`: the session on its own heartbeat thread.
 //!
-//! The thread owns the session (connection, state machine, clock). Application threads send
-//! commands on a bounded crossbeam channel; blocking calls carry a one-shot reply channel and
-//! a deadline. The assignment snapshot is shared through `shared::Shared`.
+//! The thread owns the session (connection, state machine, clock) and sleeps in a
+//! `mio::Poll` until the next heartbeat is due or a `mio::Waker` says a command arrived.
+//! Application threads send commands on a bounded crossbeam channel and wake the poll;
+//! blocking calls carry a reply slot (reused from call to call, see `ReplySlot`) and a
+//! deadline. The assignment snapshot is shared through `shared::Shared`.
+//!
+//! Why a poll and not `recv_timeout` on the channel: crossbeam's blocking receive spins and
+//! `sched_yield`s before it parks, on every heartbeat of an idle member; an `epoll_wait` with
+//! the heartbeat's deadline is one system call and one wake-up.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
+use mio::{Events, Poll, Token, Waker};
+use parking_lot::{Condvar, Mutex};
 
 use crate::error::Error;
 use crate::streams::{
@@ -24,19 +32,145 @@ use super::metrics::{MemberMetrics, StreamsGroupMetrics};
 use super::session::{leave, StreamsGroupSession};
 use super::shared::{AssignmentSubscriber, Shared, StreamsGroupState};
 
-/// Longest the thread sleeps without looking at the stop flag (it is also woken by commands).
+/// Longest the thread sleeps when nothing is due (a failed or closed session): a safety net
+/// only, since dropping or closing the handle wakes the thread through the waker.
 const MAX_IDLE: Duration = Duration::from_secs(1);
+
+/// The waker's token in the heartbeat thread's poll (the only thing registered there).
+const WAKE: Token = Token(0);
+
+/// What `heartbeat_now` gets back: the snapshot itself, so the heartbeat thread never copies
+/// the assignment; the caller makes its copy on its own thread.
+type AssignmentReply = Result<Arc<StreamsGroupSessionAssignment>, Error>;
+type UnitReply = Result<(), Error>;
+
+/// Where one blocking call's answer lands.
+///
+/// A slot is reused by later calls of the same handle (see [`SlotPool`]) instead of a new
+/// crossbeam channel per call (an aligned heap allocation each). The heartbeat thread fills
+/// it through a [`Replier`]; if the thread drops the replier unanswered (it stopped), the slot
+/// says so, as a disconnected channel would.
+struct ReplySlot<T> {
+    state: Mutex<SlotState<T>>,
+    filled: Condvar,
+}
+
+enum SlotState<T> {
+    Empty,
+    Ready(T),
+    /// The heartbeat thread dropped the request without answering (it stopped).
+    Dropped,
+}
+
+impl<T> ReplySlot<T> {
+    fn new() -> Arc<Self> {
+        Arc::new(ReplySlot {
+            state: Mutex::new(SlotState::Empty),
+            filled: Condvar::new(),
+        })
+    }
+
+    fn fill(&self, value: SlotState<T>) {
+        let mut s = self.state.lock();
+        *s = value;
+        self.filled.notify_one();
+    }
+
+    /// Waits for the answer until `deadline`: `Some(Ok(v))`, `Some(Err(()))` if the thread
+    /// dropped the request, `None` on timeout. Leaves the slot empty when it returns `Some`.
+    fn wait(&self, deadline: Instant) -> Option<Result<T, ()>> {
+        briefly_wait_for(|| !matches!(*self.state.lock(), SlotState::Empty));
+        let mut s = self.state.lock();
+        loop {
+            match std::mem::replace(&mut *s, SlotState::Empty) {
+                SlotState::Ready(v) => return Some(Ok(v)),
+                SlotState::Dropped => return Some(Err(())),
+                SlotState::Empty => {}
+            }
+            if self.filled.wait_until(&mut s, deadline).timed_out() {
+                return match std::mem::replace(&mut *s, SlotState::Empty) {
+                    SlotState::Ready(v) => Some(Ok(v)),
+                    SlotState::Dropped => Some(Err(())),
+                    SlotState::Empty => None,
+                };
+            }
+        }
+    }
+}
+
+/// The heartbeat thread's end of a [`ReplySlot`]: answers once; dropped unanswered, it marks
+/// the slot so the caller learns that the thread stopped instead of waiting for its deadline.
+struct Replier<T>(Option<Arc<ReplySlot<T>>>);
+
+impl<T> Replier<T> {
+    fn send(mut self, value: T) {
+        if let Some(slot) = self.0.take() {
+            slot.fill(SlotState::Ready(value));
+        }
+    }
+}
+
+impl<T> Drop for Replier<T> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.0.take() {
+            slot.fill(SlotState::Dropped);
+        }
+    }
+}
+
+/// Idle reply slots of one handle. A slot goes back only once its answer was taken, never
+/// after a timeout (the thread may still answer into it later), so an answer can never reach
+/// the wrong call. Concurrent callers each take their own slot.
+struct SlotPool<T>(Mutex<Vec<Arc<ReplySlot<T>>>>);
+
+impl<T> SlotPool<T> {
+    fn new() -> Self {
+        SlotPool(Mutex::new(Vec::new()))
+    }
+
+    fn take(&self) -> Arc<ReplySlot<T>> {
+        self.0.lock().pop().unwrap_or_else(ReplySlot::new)
+    }
+
+    fn put(&self, slot: Arc<ReplySlot<T>>) {
+        self.0.lock().push(slot);
+    }
+}
+
+/// Checks `ready` a few times, spinning and then yielding between checks (as crossbeam's
+/// blocking receive does), before the caller goes to sleep; true once it held. Used only
+/// where the awaited event often follows within microseconds — a caller waiting for its
+/// answer, and the heartbeat thread right after it answered a caller, who may call again at
+/// once — so that such a hop costs no sleep and wake-up. An idle heartbeat thread (no
+/// command served) never spins.
+fn briefly_wait_for(mut ready: impl FnMut() -> bool) -> bool {
+    const SPIN_STEPS: u32 = 6;
+    const YIELD_STEPS: u32 = 4;
+    for step in 0..SPIN_STEPS + YIELD_STEPS {
+        if ready() {
+            return true;
+        }
+        if step < SPIN_STEPS {
+            for _ in 0..1u32 << step {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::yield_now();
+        }
+    }
+    ready()
+}
 
 enum Command {
     SetTaskState(
         StreamsTaskAssignment,
         Option<StreamsTaskOffsets>,
-        Sender<Result<(), Error>>,
+        Replier<UnitReply>,
     ),
-    HeartbeatNow(Sender<Result<StreamsGroupSessionAssignment, Error>>),
-    RequestShutdown(Sender<Result<(), Error>>),
+    HeartbeatNow(Replier<AssignmentReply>),
+    RequestShutdown(Replier<UnitReply>),
     /// Leave and stop; the instant is the close deadline.
-    Close(Sender<Result<(), Error>>, Instant),
+    Close(Replier<UnitReply>, Instant),
 }
 
 /// A Streams group member kept alive by a dedicated heartbeat thread.
@@ -69,6 +203,14 @@ enum Command {
 /// ```
 pub struct StreamsGroupSessionHandle {
     commands: Option<Sender<Command>>,
+    /// Wakes the heartbeat thread's poll after a command was queued (or to stop it).
+    waker: Arc<Waker>,
+    /// True while the heartbeat thread sleeps (or is about to) in its poll; a caller wakes
+    /// the poll only then, so a thread that is busy or spinning costs no `eventfd` write
+    /// (and no spurious wake-up later from a stale one).
+    sleeping: Arc<AtomicBool>,
+    unit_replies: SlotPool<UnitReply>,
+    assignment_replies: SlotPool<AssignmentReply>,
     shared: Arc<Shared>,
     metrics: Arc<MemberMetrics>,
     stop: Arc<AtomicBool>,
@@ -97,14 +239,23 @@ impl StreamsGroupSessionHandle {
         let shared = driver.shared().clone();
         let metrics = driver.member_metrics.clone();
         let (tx, rx) = bounded(64);
+        let poll_error = |e| Error::Io {
+            operation: "creating the heartbeat thread's poll",
+            broker: None,
+            source: e,
+        };
+        let poll = Poll::new().map_err(poll_error)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE).map_err(poll_error)?);
         let stop = Arc::new(AtomicBool::new(false));
+        let sleeping = Arc::new(AtomicBool::new(false));
+        let thread_sleeping = sleeping.clone();
         let call_timeout = driver.request_timeout() * 2 + Duration::from_secs(1);
         let close_timeout = config.get_close_timeout();
         let interrupt = driver.interrupt().clone();
         let thread_stop = stop.clone();
         let thread = std::thread::Builder::new()
             .name(format!("ksg-heartbeat-{}", config.group_id()))
-            .spawn(move || run(driver, rx, thread_stop))
+            .spawn(move || run(driver, rx, poll, thread_stop, thread_sleeping))
             .map_err(|e| Error::Io {
                 operation: "spawning the heartbeat thread",
                 broker: None,
@@ -112,6 +263,10 @@ impl StreamsGroupSessionHandle {
             })?;
         Ok(Self {
             commands: Some(tx),
+            waker,
+            sleeping,
+            unit_replies: SlotPool::new(),
+            assignment_replies: SlotPool::new(),
             shared,
             metrics,
             stop,
@@ -157,35 +312,67 @@ impl StreamsGroupSessionHandle {
         self.metrics.snapshot()
     }
 
+    /// The error for a call that found the thread gone: its failure, or `Closed`.
+    fn stopped(&self) -> Error {
+        match self.shared.state() {
+            StreamsGroupState::Failed(e) => Error::from_shared(&e),
+            _ => Error::Closed,
+        }
+    }
+
+    /// Queues `command` and wakes the heartbeat thread; false if the thread is gone or the
+    /// queue stayed full until `deadline`.
+    fn submit(&self, commands: &Sender<Command>, command: Command, deadline: Instant) -> bool {
+        if commands.send_deadline(command, deadline).is_err() {
+            return false;
+        }
+        // Pairs with the fence in `run` before it sleeps: either the thread sees the command
+        // then, or this sees `sleeping` and wakes it (no lost wake-up).
+        fence(Ordering::SeqCst);
+        if self.sleeping.swap(false, Ordering::SeqCst) {
+            // An eventfd write; if it ever failed the thread would still see the command
+            // at its next heartbeat, so the call is late rather than lost.
+            if let Err(e) = self.waker.wake() {
+                log::warn!("waking the heartbeat thread failed: {e}");
+            }
+        }
+        true
+    }
+
     fn call<T>(
         &self,
         what: &str,
-        make: impl FnOnce(Sender<Result<T, Error>>) -> Command,
+        pool: &SlotPool<Result<T, Error>>,
+        make: impl FnOnce(Replier<Result<T, Error>>) -> Command,
     ) -> Result<T, Error> {
-        let stopped = || match self.shared.state() {
-            StreamsGroupState::Failed(e) => Error::from_shared(&e),
-            _ => Error::Closed,
-        };
         let commands = self.commands.as_ref().ok_or(Error::Closed)?;
-        let (reply_tx, reply_rx) = bounded(1);
+        let slot = pool.take();
         let deadline = Instant::now() + self.call_timeout;
-        commands
-            .send_deadline(make(reply_tx), deadline)
-            .map_err(|_| stopped())?;
-        match reply_rx.recv_deadline(deadline) {
-            Ok(r) => r,
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => Err(Error::Timeout {
+        if !self.submit(commands, make(Replier(Some(slot.clone()))), deadline) {
+            // The command came back and its replier was dropped, marking the slot
+            // `Dropped`; the slot is not pooled again, so no later call reads that mark.
+            return Err(self.stopped());
+        }
+        match slot.wait(deadline) {
+            Some(Ok(r)) => {
+                pool.put(slot);
+                r
+            }
+            Some(Err(())) => {
+                pool.put(slot);
+                Err(self.stopped())
+            }
+            None => Err(Error::Timeout {
                 operation: format!("{what} (heartbeat thread did not answer)"),
                 limit: self.call_timeout,
             }),
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Err(stopped()),
         }
     }
 
     /// Reports the tasks the application owns now; blocks until the heartbeat thread applied
     /// it (the heartbeat carrying it is sent promptly, not after a full interval).
     pub fn set_task_state(&self, owned: StreamsTaskAssignment) -> Result<(), Error> {
-        self.call("set_task_state", |tx| {
+        self.call("set_task_state", &self.unit_replies, |tx| {
             Command::SetTaskState(owned, None, tx)
         })
     }
@@ -197,7 +384,7 @@ impl StreamsGroupSessionHandle {
         owned: StreamsTaskAssignment,
         offsets: Option<StreamsTaskOffsets>,
     ) -> Result<(), Error> {
-        self.call("set_task_state", |tx| {
+        self.call("set_task_state", &self.unit_replies, |tx| {
             Command::SetTaskState(owned, offsets, tx)
         })
     }
@@ -205,12 +392,21 @@ impl StreamsGroupSessionHandle {
     /// Sends a heartbeat as soon as allowed and blocks until the broker answered it; returns
     /// the assignment after that answer.
     pub fn heartbeat_now(&self) -> Result<StreamsGroupSessionAssignment, Error> {
-        self.call("heartbeat_now", Command::HeartbeatNow)
+        self.call(
+            "heartbeat_now",
+            &self.assignment_replies,
+            Command::HeartbeatNow,
+        )
+        .map(Arc::unwrap_or_clone)
     }
 
     /// Asks every member of the application to shut down (KIP-1071 `ShutdownApplication`).
     pub fn request_application_shutdown(&self) -> Result<(), Error> {
-        self.call("request_application_shutdown", Command::RequestShutdown)
+        self.call(
+            "request_application_shutdown",
+            &self.unit_replies,
+            Command::RequestShutdown,
+        )
     }
 
     /// Brings `runtime` to the current target assignment and reports the result as the owned
@@ -220,9 +416,9 @@ impl StreamsGroupSessionHandle {
         &self,
         runtime: &mut StreamsTaskRuntime,
     ) -> Result<Vec<StreamsTaskTransition>, Error> {
-        let target = self.shared.assignment().tasks;
+        let snapshot = self.shared.snapshot();
         let transitions = runtime
-            .reconcile(&target)
+            .reconcile(&snapshot.tasks)
             .map_err(crate::streams::MembershipError::InvalidOwnedTasks)?;
         self.set_task_state(runtime.owned_assignment())?;
         Ok(transitions)
@@ -233,24 +429,19 @@ impl StreamsGroupSessionHandle {
     pub fn close(mut self) -> Result<(), Error> {
         let result = match self.commands.take() {
             Some(commands) => {
-                let (tx, rx) = bounded(1);
+                let slot = ReplySlot::new();
                 let close_deadline = Instant::now() + self.close_timeout;
                 // A heartbeat stuck on an unresponsive coordinator must not hold the close
                 // past its deadline (nor the leave that follows it).
                 self.interrupt.interrupt_at(close_deadline);
                 let deadline = close_deadline + Duration::from_millis(500);
-                if commands
-                    .send_deadline(Command::Close(tx, close_deadline), deadline)
-                    .is_err()
-                {
+                let close = Command::Close(Replier(Some(slot.clone())), close_deadline);
+                if !self.submit(&commands, close, deadline) {
                     Err(Error::Closed)
                 } else {
-                    match rx.recv_deadline(deadline) {
-                        Ok(r) => r,
-                        Err(_) => Err(match self.shared.state() {
-                            StreamsGroupState::Failed(e) => Error::from_shared(&e),
-                            _ => Error::Closed,
-                        }),
+                    match slot.wait(deadline) {
+                        Some(Ok(r)) => r,
+                        _ => Err(self.stopped()),
                     }
                 }
             }
@@ -269,43 +460,40 @@ impl Drop for StreamsGroupSessionHandle {
         self.stop.store(true, Ordering::SeqCst);
         // End any blocking I/O of the thread within `INTERRUPT_CHECK`.
         self.interrupt.interrupt_at(Instant::now());
-        // Disconnecting the channel wakes the thread at once if it is idle.
+        // Disconnecting the channel and waking the poll ends an idle wait at once.
         self.commands.take();
+        let _ = self.waker.wake();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-/// The heartbeat thread.
-fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>) {
-    let mut waiting: Vec<Sender<Result<StreamsGroupSessionAssignment, Error>>> = Vec::new();
-    loop {
+/// The heartbeat thread: apply queued commands, do what is due (at most one heartbeat round
+/// trip), then sleep in `poll` until the next thing is due or the waker fires.
+fn run(
+    mut driver: Driver,
+    commands: Receiver<Command>,
+    mut poll: Poll,
+    stop: Arc<AtomicBool>,
+    sleeping: Arc<AtomicBool>,
+) {
+    let mut events = Events::with_capacity(1);
+    let mut waiting: Vec<Replier<AssignmentReply>> = Vec::new();
+    'run: loop {
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        let now = Instant::now();
-        let due = driver.next_wakeup();
-        let wait = due
-            .map(|d| d.saturating_duration_since(now))
-            .unwrap_or(MAX_IDLE)
-            .min(MAX_IDLE);
-        let first = if wait.is_zero() {
-            commands.try_recv().map_err(|e| match e {
-                crossbeam_channel::TryRecvError::Empty => RecvTimeoutError::Timeout,
-                crossbeam_channel::TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
-            })
-        } else {
-            commands.recv_timeout(wait)
-        };
-        let mut next = match first {
-            Ok(c) => Some(c),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => break,
-        };
+        let mut served = false;
         // Apply every queued command before the next I/O, so a burst of task-state changes
         // costs one heartbeat, not one each.
-        while let Some(command) = next.take() {
+        loop {
+            let command = match commands.try_recv() {
+                Ok(c) => c,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => break 'run,
+            };
+            served = true;
             match command {
                 Command::SetTaskState(tasks, offsets, reply) => {
                     let mut r =
@@ -313,14 +501,12 @@ fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>) {
                     if let (Ok(()), Some(o)) = (&r, offsets) {
                         r = driver.command(Instant::now(), MembershipCommand::ReportTaskOffsets(o));
                     }
-                    let _ = reply.send(r);
+                    reply.send(r);
                 }
                 Command::HeartbeatNow(reply) => {
                     match driver.command(Instant::now(), MembershipCommand::HeartbeatNow) {
                         Ok(()) => waiting.push(reply),
-                        Err(e) => {
-                            let _ = reply.send(Err(e));
-                        }
+                        Err(e) => reply.send(Err(e)),
                     }
                 }
                 Command::RequestShutdown(reply) => {
@@ -328,33 +514,46 @@ fn run(mut driver: Driver, commands: Receiver<Command>, stop: Arc<AtomicBool>) {
                         Instant::now(),
                         MembershipCommand::RequestShutdownApplication,
                     );
-                    let _ = reply.send(r);
+                    reply.send(r);
                 }
                 Command::Close(reply, deadline) => {
                     let r = leave(&mut driver, deadline);
                     for w in waiting.drain(..) {
-                        let _ = w.send(Err(Error::Closed));
+                        w.send(Err(Error::Closed));
                     }
-                    let _ = reply.send(r);
+                    reply.send(r);
                     return;
                 }
             }
-            next = commands.try_recv().ok();
         }
         if let Some(outcome) = driver.poll(Instant::now()) {
-            let reply = outcome.map(|()| driver.shared().assignment());
+            // The published snapshot is an `Arc`: answering costs O(1) here.
+            let reply = outcome.map(|()| driver.shared().snapshot());
             for w in waiting.drain(..) {
-                let _ = w.send(match &reply {
-                    Ok(a) => Ok(a.clone()),
-                    Err(e) => Err(e.clone()),
-                });
+                w.send(reply.clone());
             }
         }
         if let Some(f) = driver.failure() {
             for w in waiting.drain(..) {
-                let _ = w.send(Err(Error::from_shared(f)));
+                w.send(Err(Error::from_shared(f)));
             }
         }
+        let wait = driver.next_wakeup().map_or(MAX_IDLE, |due| {
+            due.saturating_duration_since(Instant::now())
+        });
+        if wait.is_zero() || (served && briefly_wait_for(|| !commands.is_empty())) {
+            continue;
+        }
+        sleeping.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `submit` (see there).
+        fence(Ordering::SeqCst);
+        if commands.is_empty() && !stop.load(Ordering::SeqCst) {
+            // mio rounds the timeout up to whole milliseconds, so a timed wake-up finds its
+            // heartbeat due rather than a few microseconds early (which would cost a second
+            // wait). Errors (EINTR) just mean another turn of the loop.
+            let _ = poll.poll(&mut events, Some(wait));
+        }
+        sleeping.store(false, Ordering::SeqCst);
     }
     // Stopped without leaving (handle dropped): say so to anyone still looking, unless the
     // session already failed (that error stays visible).
@@ -374,5 +573,53 @@ impl StreamsGroupSessionHandle {
     ) -> Result<crate::describe::StreamsGroupDescription, Error> {
         let (client, group) = &self.describe_target;
         crate::describe::describe_streams_group(client, group, timeout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_slot_delivers_once_and_is_reusable() {
+        let pool: SlotPool<u32> = SlotPool::new();
+        let slot = pool.take();
+        let replier = Replier(Some(slot.clone()));
+        let t = std::thread::spawn(move || replier.send(7));
+        let got = slot.wait(Instant::now() + Duration::from_secs(5));
+        t.join().expect("replier thread");
+        assert!(matches!(got, Some(Ok(7))));
+        pool.put(slot);
+        // The same slot serves the next call, empty again.
+        let slot = pool.take();
+        assert!(slot
+            .wait(Instant::now() + Duration::from_millis(10))
+            .is_none());
+        Replier(Some(slot.clone())).send(8);
+        assert!(matches!(slot.wait(Instant::now()), Some(Ok(8))));
+    }
+
+    #[test]
+    fn a_dropped_replier_ends_the_wait_at_once() {
+        let slot = ReplySlot::<u32>::new();
+        let replier = Replier(Some(slot.clone()));
+        let started = Instant::now();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            drop(replier);
+        });
+        let got = slot.wait(started + Duration::from_secs(10));
+        t.join().expect("dropper thread");
+        assert!(matches!(got, Some(Err(()))));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_reply_slot_wait_times_out_without_an_answer() {
+        let slot = ReplySlot::<u32>::new();
+        let _replier = Replier(Some(slot.clone()));
+        let started = Instant::now();
+        assert!(slot.wait(started + Duration::from_millis(30)).is_none());
+        assert!(started.elapsed() >= Duration::from_millis(30));
     }
 }

@@ -2,6 +2,10 @@
 //! the session state, the member identity. One `parking_lot` mutex, a condition variable and a
 //! version counter: readers clone, subscribers wait for the version to move and always receive
 //! the newest *full* assignment, never a delta they could miss.
+//!
+//! The snapshot is kept behind an `Arc`, so taking it under the lock is O(1) whatever the
+//! number of tasks: the heartbeat thread answers `heartbeat_now` with that `Arc`, and the deep
+//! copy a reader needs happens on the reader's thread, after the lock is released.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,7 +58,7 @@ impl StreamsGroupState {
 #[derive(Debug)]
 struct Published {
     version: u64,
-    assignment: StreamsGroupSessionAssignment,
+    assignment: Arc<StreamsGroupSessionAssignment>,
     state: StreamsGroupState,
     member_id: String,
     member_epoch: i32,
@@ -72,7 +76,7 @@ impl Shared {
         Arc::new(Self {
             published: Mutex::new(Published {
                 version: 0,
-                assignment: StreamsGroupSessionAssignment::new(),
+                assignment: Arc::new(StreamsGroupSessionAssignment::new()),
                 state: StreamsGroupState::Joining,
                 member_id,
                 member_epoch: 0,
@@ -82,7 +86,7 @@ impl Shared {
     }
 
     /// Publishes a new assignment snapshot and wakes subscribers.
-    pub(crate) fn publish_assignment(&self, assignment: StreamsGroupSessionAssignment) {
+    pub(crate) fn publish_assignment(&self, assignment: Arc<StreamsGroupSessionAssignment>) {
         let mut p = self.published.lock();
         p.member_epoch = assignment.member_epoch;
         p.assignment = assignment;
@@ -100,7 +104,13 @@ impl Shared {
         self.changed.notify_all();
     }
 
+    /// A deep copy of the snapshot, made outside the lock.
     pub(crate) fn assignment(&self) -> StreamsGroupSessionAssignment {
+        StreamsGroupSessionAssignment::clone(&self.snapshot())
+    }
+
+    /// The snapshot itself (O(1)).
+    pub(crate) fn snapshot(&self) -> Arc<StreamsGroupSessionAssignment> {
         self.published.lock().assignment.clone()
     }
 
@@ -167,13 +177,15 @@ impl AssignmentSubscriber {
 
     /// Returns the newest assignment if it changed since the last receive, without blocking.
     pub fn try_recv(&mut self) -> Option<StreamsGroupSessionAssignment> {
-        let p = self.shared.published.lock();
-        if p.version > self.seen {
+        let snapshot = {
+            let p = self.shared.published.lock();
+            if p.version <= self.seen {
+                return None;
+            }
             self.seen = p.version;
-            Some(p.assignment.clone())
-        } else {
-            None
-        }
+            p.assignment.clone()
+        };
+        Some(Arc::unwrap_or_clone(snapshot))
     }
 
     /// True if something was published that this subscriber has not received yet.
@@ -189,7 +201,9 @@ impl AssignmentSubscriber {
         loop {
             if p.version > self.seen {
                 self.seen = p.version;
-                return Some(Ok(p.assignment.clone()));
+                let snapshot = p.assignment.clone();
+                drop(p);
+                return Some(Ok(Arc::unwrap_or_clone(snapshot)));
             }
             match &p.state {
                 StreamsGroupState::Closed => return Some(Err(Error::Closed)),

@@ -1,8 +1,12 @@
 //! A byte stream to one broker on mio: non-blocking TCP, optionally wrapped in rustls, with
 //! every operation bounded by a deadline.
 //!
-//! Each [`Stream`] owns its own `mio::Poll` with the socket registered for both read and write
-//! readiness. One poll per connection costs one epoll descriptor and keeps every blocking call
+//! Each [`Stream`] owns its own `mio::Poll`. The socket is registered for read readiness only,
+//! and for write readiness too only while a write is waiting for buffer space: a socket that
+//! is always registered for writes reports an edge each time the peer acknowledges a request
+//! (on loopback, right after the `send`), which woke the wait for the response once for
+//! nothing — an extra `recv` returning `EAGAIN` and an extra `epoll_wait` per round trip.
+//! One poll per connection costs one epoll descriptor and keeps every blocking call
 //! independent of every other connection, which is what the blocking client wants; the
 //! heartbeat runtime can later drive several sockets from one poll through the same
 //! non-blocking primitives.
@@ -96,6 +100,8 @@ pub struct Stream {
     peer: String,
     peer_addr: SocketAddr,
     interrupt: Option<Interrupt>,
+    /// What the socket is registered for right now (see the module docs).
+    interest: Interest,
 }
 
 impl std::fmt::Debug for Stream {
@@ -161,6 +167,7 @@ impl Stream {
                         peer: format!("{addr} ({sa})"),
                         peer_addr: sa,
                         interrupt: None,
+                        interest: Interest::READABLE,
                     };
                     if let Some((config, name)) = tls {
                         let conn = rustls::ClientConnection::new(config, name).map_err(|e| {
@@ -252,7 +259,7 @@ impl Stream {
                 }
                 Ok(n) => off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.wait(deadline, start, "send")?
+                    self.wait(deadline, start, "send", true)?
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io_err(&self.peer, e)),
@@ -273,7 +280,7 @@ impl Stream {
             match self.try_read(buf)? {
                 ReadOutcome::Data(n) => return Ok(n),
                 ReadOutcome::Eof => return Ok(0),
-                ReadOutcome::WouldBlock => self.wait(deadline, start, "receive")?,
+                ReadOutcome::WouldBlock => self.wait(deadline, start, "receive", false)?,
             }
         }
     }
@@ -383,7 +390,8 @@ impl Stream {
                 }
             }
             if !progressed {
-                self.wait(deadline, start, "TLS handshake")?;
+                let wants_write = tls.wants_write();
+                self.wait(deadline, start, "TLS handshake", wants_write)?;
             }
         }
     }
@@ -404,7 +412,7 @@ impl Stream {
             match tls.write_tls(&mut self.sock) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.wait(deadline, start, op)?
+                    self.wait(deadline, start, op, true)?
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io_err(&self.peer, e)),
@@ -412,12 +420,14 @@ impl Stream {
         }
     }
 
-    /// Blocks until the socket reports any readiness or `deadline` passes.
+    /// Blocks until the socket reports readiness or `deadline` passes: read readiness, and
+    /// write readiness too when `for_write` (a write found the send buffer full).
     fn wait(
         &mut self,
         deadline: Instant,
         start: Instant,
         op: &'static str,
+        for_write: bool,
     ) -> Result<(), TransportError> {
         let deadline = match &self.interrupt {
             Some(i) => i.cap(deadline),
@@ -430,6 +440,20 @@ impl Stream {
                 peer: self.peer.clone(),
                 elapsed: now.duration_since(start),
             });
+        }
+        let interest = if for_write {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        if interest != self.interest {
+            // Re-registering re-arms the edge if the socket is already ready, so no
+            // readiness is lost; it happens only around a write that had to wait.
+            self.poll
+                .registry()
+                .reregister(&mut self.sock, TOKEN, interest)
+                .map_err(|e| io_err(&self.peer, e))?;
+            self.interest = interest;
         }
         let mut timeout = deadline - now;
         if self.interrupt.is_some() {
@@ -497,6 +521,9 @@ fn connect_one(sa: SocketAddr, deadline: Instant) -> io::Result<(Poll, TcpStream
             Err(e) => return Err(e),
         }
     }
+    // From here on only reads wait by default (see the module docs).
+    poll.registry()
+        .reregister(&mut sock, TOKEN, Interest::READABLE)?;
     // Kafka requests are small and latency-bound: no Nagle delay.
     sock.set_nodelay(true)?;
     Ok((poll, sock))
