@@ -21,7 +21,10 @@ use crate::protocol::api::api_versions::{
 };
 use crate::protocol::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use crate::protocol::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
-use crate::protocol::frame::{decode_response_frame, encode_request_frame, peek_correlation_id};
+use crate::protocol::codec::DecodeInto;
+use crate::protocol::frame::{
+    decode_response_frame, decode_response_frame_into, encode_request_frame, peek_correlation_id,
+};
 use crate::protocol::{ApiMessage, BrokerErrorKind, Request};
 use crate::transport::{ConnectOptions, Connection};
 
@@ -259,15 +262,40 @@ impl BrokerConnection {
         deadline: Instant,
     ) -> Result<R::Response, ClientError> {
         let frame = self.round_trip(req, version, deadline)?;
-        match decode_response_frame::<R>(&frame, version) {
-            Ok((_, body)) => Ok(body),
-            Err(source) => {
-                if let Some(o) = &self.observer {
-                    o.request_failed(R::API_KEY);
-                }
-                Err(self.decode_error::<R>(version, source))
+        let body = decode_response_frame::<R>(&frame, version).map(|(_, body)| body);
+        self.decoded::<R, _>(version, body)
+    }
+
+    /// [`send_request`](Self::send_request) decoding the answer into `response`, reusing its
+    /// allocations (see [`DecodeInto`]). On error `response` is valid but unspecified.
+    pub fn send_request_into<R: Request>(
+        &mut self,
+        req: &R,
+        version: i16,
+        deadline: Instant,
+        response: &mut R::Response,
+    ) -> Result<(), ClientError>
+    where
+        R::Response: DecodeInto,
+    {
+        let frame = self.round_trip(req, version, deadline)?;
+        let decoded = decode_response_frame_into::<R>(&frame, version, response).map(|_| ());
+        self.decoded::<R, _>(version, decoded)
+    }
+
+    /// The outcome of decoding a response: an undecodable one counts as a failed request and
+    /// breaks the connection (see `decode_error`).
+    fn decoded<R: Request, T>(
+        &mut self,
+        version: i16,
+        result: Result<T, crate::protocol::DecodeError>,
+    ) -> Result<T, ClientError> {
+        result.map_err(|source| {
+            if let Some(o) = &self.observer {
+                o.request_failed(R::API_KEY);
             }
-        }
+            self.decode_error::<R>(version, source)
+        })
     }
 
     /// Sends `req` and returns the response frame payload once its correlation id matched.

@@ -256,12 +256,44 @@ impl Client {
         version: i16,
         deadline: Instant,
     ) -> Result<R::Response, ClientError> {
+        self.exchange(target, deadline, |conn| {
+            conn.send_request(req, version, deadline)
+        })
+    }
+
+    /// [`send_at`](Self::send_at) decoding the answer into `response`, reusing its
+    /// allocations (see [`crate::protocol::codec::DecodeInto`]): the heartbeat loop's path.
+    /// On error `response` is valid but unspecified.
+    pub fn send_at_into<R: Request>(
+        &mut self,
+        target: BrokerTarget,
+        req: &R,
+        version: i16,
+        deadline: Instant,
+        response: &mut R::Response,
+    ) -> Result<(), ClientError>
+    where
+        R::Response: crate::protocol::codec::DecodeInto,
+    {
+        self.exchange(target, deadline, |conn| {
+            conn.send_request_into(req, version, deadline, response)
+        })
+    }
+
+    /// Runs one request/response `exchange` on `target`'s connection: re-authenticates first
+    /// when the SASL session is about to expire (KIP-368), and forgets the connection if the
+    /// exchange broke it.
+    fn exchange<T>(
+        &mut self,
+        target: BrokerTarget,
+        deadline: Instant,
+        exchange: impl FnOnce(&mut BrokerConnection) -> Result<T, ClientError>,
+    ) -> Result<T, ClientError> {
         let conn = self.connection(target, deadline)?;
         let r = if conn.needs_reauthentication(Instant::now()) {
-            conn.reauthenticate(deadline)
-                .and_then(|()| conn.send_request(req, version, deadline))
+            conn.reauthenticate(deadline).and_then(|()| exchange(conn))
         } else {
-            conn.send_request(req, version, deadline)
+            exchange(conn)
         };
         if conn.is_broken() {
             self.drop_connection(target);

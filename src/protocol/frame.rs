@@ -5,7 +5,8 @@
 //! The `encode_*` functions write a whole frame into a reusable buffer, back-patching the prefix.
 
 use super::codec::{
-    ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder, Request,
+    ApiMessage, Decodable, DecodeError, DecodeInto, Decoder, Encodable, EncodeError, Encoder,
+    Request,
 };
 use super::header::{RequestHeader, RequestHeaderRef, ResponseHeader};
 
@@ -105,6 +106,31 @@ pub fn decode_response_frame<R: Request>(
     let body = <R::Response as Decodable>::decode(&mut dec, version)?;
     dec.finish()?;
     Ok((header, body))
+}
+
+/// [`decode_response_frame`] into an existing response, reusing its allocations (see
+/// [`DecodeInto`]): what a member's heartbeat loop uses, so a steady stream of responses
+/// decodes without allocating. On error `*body` is valid but unspecified.
+pub fn decode_response_frame_into<R: Request>(
+    frame: &[u8],
+    version: i16,
+    body: &mut R::Response,
+) -> Result<ResponseHeader, DecodeError>
+where
+    R::Response: DecodeInto,
+{
+    if !R::Response::supports_version(version) {
+        return Err(DecodeError::UnsupportedVersion {
+            api: R::Response::NAME,
+            version,
+        });
+    }
+    let mut dec = Decoder::new(frame);
+    let header = ResponseHeader::decode(&mut dec, R::response_header_version(version))?;
+    dec.set_context(R::Response::NAME, version);
+    body.decode_into(&mut dec, version)?;
+    dec.finish()?;
+    Ok(header)
 }
 
 /// Decodes a request frame payload whose api key is `R::API_KEY` (used by test brokers).

@@ -14,7 +14,9 @@ use rand::{Rng, SeedableRng};
 use crate::client::{BrokerTarget, Client, ClientError};
 use crate::config::{ClientConfig, ClientMetrics};
 use crate::error::{BrokerErrorContext, Error};
-use crate::protocol::api::streams_group_heartbeat::StreamsGroupHeartbeatRequest;
+use crate::protocol::api::streams_group_heartbeat::{
+    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
+};
 use crate::protocol::{ApiMessage, BrokerErrorKind};
 use crate::streams::membership::MAX_HEARTBEAT_VERSION;
 use crate::streams::{
@@ -70,6 +72,9 @@ pub(crate) struct Driver {
     leave_retry: Option<StreamsGroupHeartbeatRequest>,
     leave_retry_at: Option<Instant>,
     leave_failures: u32,
+    /// Every heartbeat answer is decoded into this one value, reusing its strings and lists,
+    /// so a steady member's responses decode without allocating.
+    response: StreamsGroupHeartbeatResponse,
 }
 
 impl Driver {
@@ -108,6 +113,7 @@ impl Driver {
             leave_retry: None,
             leave_retry_at: None,
             leave_failures: 0,
+            response: StreamsGroupHeartbeatResponse::default(),
         }
     }
 
@@ -356,17 +362,19 @@ impl Driver {
             self.group_id,
             request.member_epoch
         );
-        let result = client.send_at(
+        let result = client.send_at_into(
             BrokerTarget::Node(node),
             request,
             version,
             started + self.request_timeout,
+            &mut self.response,
         );
         let now = Instant::now();
         let latency = now.saturating_duration_since(started);
         let is_leave = request.member_epoch < 0;
         match result {
-            Ok(response) => {
+            Ok(()) => {
+                let response = &self.response;
                 self.member_metrics.record_heartbeat(latency, now);
                 let code = response.error_code;
                 let message = response.error_message.clone();
@@ -393,7 +401,7 @@ impl Driver {
                     ));
                 }
                 self.leave_retry = None;
-                self.membership.handle_response(now, &response);
+                self.membership.handle_response(now, response);
                 if code == 0 {
                     Ok(())
                 } else {
