@@ -17,56 +17,17 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use kafka_protocol::protocol::Decodable as KpDecodable;
 use kafka_streams_group::protocol::api::api_versions::{ApiVersion, ApiVersionsResponse};
 use kafka_streams_group::protocol::api::find_coordinator::{Coordinator, FindCoordinatorResponse};
-use kafka_streams_group::protocol::api::metadata::{
-    MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
-};
+use kafka_streams_group::protocol::api::metadata::MetadataResponse;
 use kafka_streams_group::protocol::codec::{decode_message, encode_message};
-use kafka_streams_group::protocol::{ApiMessage, Uuid};
+use kafka_streams_group::protocol::ApiMessage;
 
-const METADATA_V: i16 = 12;
+#[path = "support/metadata_case.rs"]
+mod metadata_case;
+
+use metadata_case::{metadata, METADATA_V};
+
 const FIND_COORDINATOR_V: i16 = 4;
 const API_VERSIONS_V: i16 = 3;
-
-fn metadata(topics: usize, partitions: i32) -> MetadataResponse {
-    MetadataResponse {
-        brokers: (1..=3)
-            .map(|n| MetadataResponseBroker {
-                node_id: n,
-                host: format!("broker-{n}.kafka.example"),
-                port: 9092,
-                rack: Some(format!("rack-{n}")),
-            })
-            .collect(),
-        cluster_id: Some("MkU3OEVBNTcwNTJENDM2Qg".into()),
-        controller_id: 1,
-        topics: (0..topics)
-            .map(|t| {
-                let mut id = [0u8; 16];
-                id[..8].copy_from_slice(&(t as u64 + 1).to_be_bytes());
-                MetadataResponseTopic {
-                    error_code: 0,
-                    name: Some(format!("bench-topic-{t:04}")),
-                    topic_id: Uuid(id),
-                    is_internal: false,
-                    partitions: (0..partitions)
-                        .map(|p| MetadataResponsePartition {
-                            error_code: 0,
-                            partition_index: p,
-                            leader_id: 1 + p % 3,
-                            leader_epoch: 7,
-                            replica_nodes: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3].into(),
-                            isr_nodes: [1 + p % 3, 1 + (p + 1) % 3, 1 + (p + 2) % 3].into(),
-                            offline_replicas: Default::default(),
-                        })
-                        .collect(),
-                    topic_authorized_operations: -2147483648,
-                }
-            })
-            .collect(),
-        cluster_authorized_operations: -2147483648,
-        ..Default::default()
-    }
-}
 
 fn find_coordinator() -> FindCoordinatorResponse {
     FindCoordinatorResponse {

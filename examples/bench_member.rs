@@ -14,6 +14,10 @@
 //! bench_member create-topic --bootstrap H:P --topic T --partitions N
 //! bench_member encode-loop --n N                N steady heartbeat encodes (allocation count)
 //! bench_member reconcile-probe --n N [--setup-only]   one rebalance reconcile (callgrind)
+//! bench_member codec-probe --case C --n N       N x one codec case of items 1-2 (callgrind):
+//!                                               steady-encode, steady-encode-floor,
+//!                                               response-into, response-floor,
+//!                                               metadata-ours, metadata-kafka-protocol
 //! ```
 //!
 //! CPU time is read from `/proc/self/task/<tid>/schedstat` (nanoseconds on the CPU), wake-ups
@@ -22,6 +26,12 @@
 
 #[path = "../benches/support/mock.rs"]
 mod mock;
+
+#[path = "../benches/support/codec_cases.rs"]
+mod codec_cases;
+
+#[path = "../benches/support/metadata_case.rs"]
+mod metadata_case;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read, Write};
@@ -383,14 +393,7 @@ fn create_topic(args: &[String]) {
 fn encode_loop(args: &[String]) {
     use kafka_streams_group::protocol::codec::encode_message;
     let n: usize = arg(args, "--n").and_then(|s| s.parse().ok()).unwrap_or(0);
-    let req = StreamsGroupHeartbeatRequest {
-        group_id: "bench-application".into(),
-        member_id: "Zm9vYmFyYmF6cXV4cXV1eA".into(),
-        member_epoch: 17,
-        endpoint_information_epoch: 4,
-        rebalance_timeout_ms: -1,
-        ..Default::default()
-    };
+    let req = codec_cases::steady_request();
     let mut buf = Vec::with_capacity(4096);
     let mut total = 0usize;
     for _ in 0..n {
@@ -440,6 +443,77 @@ fn reconcile_probe(args: &[String]) {
     println!("reconcile-probe n={n} transitions={transitions}");
 }
 
+/// Runs one codec case of items 1 and 2 `--n` times on fixed input; under callgrind, the
+/// instruction count at `--n N` minus the one at `--n 0` (same set-up) divided by N is the
+/// cost of one operation. Instruction counts do not move with the load of this shared box
+/// the way criterion's wall times do, so they show whether a ratio target holds.
+fn codec_probe(args: &[String]) {
+    use kafka_protocol::protocol::Decodable as _;
+    use kafka_streams_group::protocol::api::metadata::MetadataResponse;
+    use kafka_streams_group::protocol::codec::{
+        decode_message, decode_message_into, encode_message,
+    };
+    use std::hint::black_box;
+    let n: usize = arg(args, "--n").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let case = arg(args, "--case").unwrap_or_default();
+    let mut out = Vec::with_capacity(16 * 1024);
+    let mut done = 0usize;
+    match case.as_str() {
+        "steady-encode" | "steady-encode-floor" => {
+            let req = codec_cases::steady_request();
+            for _ in 0..n {
+                out.clear();
+                if case == "steady-encode" {
+                    encode_message(&mut out, black_box(&req), codec_cases::V).expect("encode");
+                } else {
+                    codec_cases::floor_encode_request(&mut out, black_box(&req));
+                }
+                done += out.len();
+            }
+        }
+        "response-into" | "response-floor" => {
+            encode_message(&mut out, &codec_cases::big_response(), codec_cases::V).expect("enc");
+            // One warm-up decode each, so the reused values hold their buffers before counting
+            // (the criterion benchmark reuses them the same way).
+            let mut resp: kafka_streams_group::protocol::api::streams_group_heartbeat::StreamsGroupHeartbeatResponse =
+                decode_message(&out, codec_cases::V).expect("decode");
+            let mut flat = codec_cases::FlatResponse::default();
+            codec_cases::floor_decode_response(&out, &mut flat).expect("floor");
+            for _ in 0..n {
+                if case == "response-into" {
+                    decode_message_into(black_box(&out), codec_cases::V, &mut resp)
+                        .expect("decode");
+                    done += resp.active_tasks.as_ref().map_or(0, Vec::len);
+                } else {
+                    codec_cases::floor_decode_response(black_box(&out), &mut flat).expect("floor");
+                    done += flat.ints.len();
+                }
+            }
+        }
+        "metadata-ours" | "metadata-kafka-protocol" => {
+            let v = metadata_case::METADATA_V;
+            encode_message(&mut out, &metadata_case::metadata(1000, 16), v).expect("encode");
+            let bytes = bytes::Bytes::from(out.clone());
+            for _ in 0..n {
+                if case == "metadata-ours" {
+                    let r: MetadataResponse = decode_message(black_box(&out), v).expect("decode");
+                    done += r.topics.len();
+                } else {
+                    let mut b = black_box(&bytes).clone();
+                    let r = kafka_protocol::messages::MetadataResponse::decode(&mut b, v)
+                        .expect("decode");
+                    done += r.topics.len();
+                }
+            }
+        }
+        other => {
+            eprintln!("codec-probe: unknown --case {other:?}");
+            std::process::exit(2);
+        }
+    }
+    println!("codec-probe case={case} n={n} done={done}");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -450,6 +524,7 @@ fn main() {
         Some("create-topic") => create_topic(&args),
         Some("encode-loop") => encode_loop(&args),
         Some("reconcile-probe") => reconcile_probe(&args),
+        Some("codec-probe") => codec_probe(&args),
         _ => {
             eprintln!("usage: bench_member mock|idle|hb-loop|peer … (see the file's docs)");
             std::process::exit(2);

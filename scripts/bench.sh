@@ -66,6 +66,26 @@ else
   echo "encodes=0 allocs_n0=0 allocs_n10000=0 (no valgrind)" > "$out/allocs.txt"
 fi
 
+# ---- 1, 2: instructions per operation (callgrind; n=N minus n=0, same set-up) ---------------
+# Criterion's wall times on this shared box move by ±50 % with the load, enough to put a ratio
+# on either side of its target from one run to the next; instruction counts of the same code
+# on the same bytes do not. Each case runs in `bench_member codec-probe`.
+ir() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$member" codec-probe \
+    --case "$1" --n "$2" 2>&1 | awk '/Collected/ {print $4}'
+}
+if command -v valgrind >/dev/null; then
+  log "callgrind: instructions per codec operation (items 1, 2)"
+  for spec in steady-encode:20000 steady-encode-floor:20000 response-into:2000 \
+    response-floor:2000 metadata-ours:10 metadata-kafka-protocol:10; do
+    case_=${spec%:*}; n=${spec#*:}
+    i0=$(ir "$case_" 0); i1=$(ir "$case_" "$n")
+    echo "$case_ n=$n ir_n0=$i0 ir_n=$i1 per_op=$(( (i1 - i0) / n ))"
+  done > "$out/codec_ir.txt"
+else
+  : > "$out/codec_ir.txt"
+fi
+
 # A mock coordinator in its own process, alive while fd 9 is open.
 mock_pid=
 # Call it directly, not in $(…): a subshell would close fd 9 (and so stop the mock) on exit.

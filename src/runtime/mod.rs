@@ -2,7 +2,9 @@
 //!
 //! ```text
 //!  application threads                         heartbeat thread (one per session)
-//!  StreamsGroupSessionHandle ── commands ──►  run(): recv_timeout(next deadline)
+//!  StreamsGroupSessionHandle ── commands ──►  run(): mio::Poll until the next deadline
+//!     (crossbeam channel + mio::Waker;           │  (the Waker ends the wait for a command)
+//!      answers in reusable reply slots)          │
 //!     assignment() / state()                     │  Driver::poll(now)
 //!     subscribe_assignment() ◄── Shared ◄───────┤    find coordinator (client/)
 //!                               (snapshot,       │    poll_request → send → handle_response
