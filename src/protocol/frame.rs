@@ -94,6 +94,18 @@ pub fn decode_response_frame<R: Request>(
     frame: &[u8],
     version: i16,
 ) -> Result<(ResponseHeader, R::Response), DecodeError> {
+    let (header, mut dec) = response_body::<R>(frame, version)?;
+    let body = <R::Response as Decodable>::decode(&mut dec, version)?;
+    dec.finish()?;
+    Ok((header, body))
+}
+
+/// Checks that `R`'s response exists at `version` and reads the response header; returns the
+/// header and a decoder positioned at the body, with the body's context set.
+fn response_body<R: Request>(
+    frame: &[u8],
+    version: i16,
+) -> Result<(ResponseHeader, Decoder<'_>), DecodeError> {
     if !R::Response::supports_version(version) {
         return Err(DecodeError::UnsupportedVersion {
             api: R::Response::NAME,
@@ -103,9 +115,7 @@ pub fn decode_response_frame<R: Request>(
     let mut dec = Decoder::new(frame);
     let header = ResponseHeader::decode(&mut dec, R::response_header_version(version))?;
     dec.set_context(R::Response::NAME, version);
-    let body = <R::Response as Decodable>::decode(&mut dec, version)?;
-    dec.finish()?;
-    Ok((header, body))
+    Ok((header, dec))
 }
 
 /// [`decode_response_frame`] into an existing response, reusing its allocations (see
@@ -119,15 +129,7 @@ pub fn decode_response_frame_into<R: Request>(
 where
     R::Response: DecodeInto,
 {
-    if !R::Response::supports_version(version) {
-        return Err(DecodeError::UnsupportedVersion {
-            api: R::Response::NAME,
-            version,
-        });
-    }
-    let mut dec = Decoder::new(frame);
-    let header = ResponseHeader::decode(&mut dec, R::response_header_version(version))?;
-    dec.set_context(R::Response::NAME, version);
+    let (header, mut dec) = response_body::<R>(frame, version)?;
     body.decode_into(&mut dec, version)?;
     dec.finish()?;
     Ok(header)

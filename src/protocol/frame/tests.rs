@@ -110,3 +110,37 @@ fn compaction_keeps_data() {
         assert_eq!(f, &(k as u32).to_be_bytes());
     }
 }
+
+#[test]
+fn response_frame_decodes_into_a_reused_value_like_a_fresh_decode() {
+    use crate::protocol::api::streams_group_heartbeat::{
+        StreamsGroupHeartbeatRequest as Req, StreamsGroupHeartbeatResponse, TaskIds,
+    };
+    let answer = |member: &str, partitions: Vec<i32>| StreamsGroupHeartbeatResponse {
+        member_id: member.into(),
+        member_epoch: 5,
+        active_tasks: Some(vec![TaskIds {
+            subtopology_id: "0".into(),
+            partitions,
+        }]),
+        ..Default::default()
+    };
+    let mut reused = answer("previous-member", vec![9, 8, 7, 6, 5]);
+    for (cid, expected) in [answer("m", vec![0, 1]), answer("member-2", Vec::new())]
+        .into_iter()
+        .enumerate()
+    {
+        let mut frame = Vec::new();
+        encode_response_frame::<Req>(&mut frame, cid as i32, &expected, 1).expect("encode");
+        let payload = &frame[4..];
+        let (header, fresh) = decode_response_frame::<Req>(payload, 1).expect("fresh");
+        let header_into = decode_response_frame_into::<Req>(payload, 1, &mut reused).expect("into");
+        assert_eq!(header_into.correlation_id, header.correlation_id);
+        assert_eq!(reused, fresh);
+        assert_eq!(reused, expected);
+    }
+    // A version the response does not have is refused before the value is touched.
+    let before = reused.clone();
+    assert!(decode_response_frame_into::<Req>(&[0; 8], 9, &mut reused).is_err());
+    assert_eq!(reused, before);
+}
