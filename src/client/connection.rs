@@ -149,7 +149,8 @@ impl BrokerConnection {
         opts: &BrokerConnectOptions,
         deadline: Instant,
     ) -> Result<BrokerConnection, ClientError> {
-        let addrs = crate::transport::resolve(addr)?;
+        let left = deadline.saturating_duration_since(Instant::now());
+        let addrs = crate::transport::resolve_within(addr, left)?;
         BrokerConnection::connect_addrs(addr, &addrs, opts, deadline)
     }
 

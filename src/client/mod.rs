@@ -550,7 +550,8 @@ impl Client {
     fn connect_bootstrap(&mut self, deadline: Instant) -> Result<(), BootstrapFailure> {
         let mut failure = BootstrapFailure::default();
         for server in self.opts.bootstrap_servers.clone() {
-            let addrs = match crate::transport::resolve(&server) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let addrs = match crate::transport::resolve_within(&server, left) {
                 Ok(a) => a,
                 Err(e) => {
                     failure.attempts.push(format!("{server}: {e}"));

@@ -70,7 +70,7 @@ impl Connection {
     /// Connects to `addr` (`host:port`), trying every resolved address in turn; with TLS the
     /// handshake has completed when this returns.
     pub fn connect(addr: &str, opts: &ConnectOptions) -> Result<Connection, TransportError> {
-        let addrs = super::stream::resolve(addr)?;
+        let addrs = super::resolve_within(addr, opts.connect_timeout)?;
         Connection::connect_addrs(addr, &addrs, opts)
     }
 

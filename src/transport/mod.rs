@@ -5,15 +5,18 @@
 //! * [`connection`]: whole frames over a stream, with a size limit checked before allocation
 //!   and a "broken after any error" rule.
 //! * [`error`]: the transport's error type.
+//! * [`resolve`](mod@resolve): host name resolution bounded by a timeout (the system resolver has none).
 //! * [`sasl`]: SASL mechanisms as step machines without I/O.
 //! * [`tls`]: rustls client configuration from [`crate::config::TlsConfig`].
 
 pub mod connection;
 pub mod error;
+pub mod resolve;
 pub mod sasl;
 pub mod stream;
 pub mod tls;
 
 pub use connection::{ConnectOptions, Connection, DEFAULT_MAX_FRAME_SIZE};
 pub use error::TransportError;
-pub use stream::{resolve, Stream, TlsSetup};
+pub use resolve::{resolve, resolve_within};
+pub use stream::{Stream, TlsSetup};

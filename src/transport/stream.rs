@@ -16,7 +16,7 @@
 //! socket could sleep through data that already arrived.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -128,14 +128,14 @@ impl Stream {
     /// attempt `connect_timeout`. With `tls`, the TLS handshake then completes before this
     /// returns, bounded by another `connect_timeout`; no application byte is sent before that.
     ///
-    /// Name resolution uses the system resolver (`ToSocketAddrs`), which blocks and has no
-    /// timeout of its own.
+    /// Name resolution uses the system resolver, bounded by `connect_timeout` as well
+    /// (see [`resolve_within`](super::resolve_within)).
     pub fn connect(
         addr: &str,
         connect_timeout: Duration,
         tls: Option<TlsSetup>,
     ) -> Result<Stream, TransportError> {
-        let addrs = resolve(addr)?;
+        let addrs = super::resolve::resolve_within(addr, connect_timeout)?;
         Stream::connect_addrs(addr, &addrs, connect_timeout, tls)
     }
 
@@ -466,24 +466,6 @@ impl Stream {
             Err(e) => Err(io_err(&self.peer, e)),
         }
     }
-}
-
-/// Resolves `host:port` with the system resolver (blocking, no timeout of its own).
-pub fn resolve(addr: &str) -> Result<Vec<SocketAddr>, TransportError> {
-    let addrs: Vec<SocketAddr> = addr
-        .to_socket_addrs()
-        .map_err(|e| TransportError::Resolve {
-            addr: addr.to_string(),
-            reason: e.to_string(),
-        })?
-        .collect();
-    if addrs.is_empty() {
-        return Err(TransportError::Resolve {
-            addr: addr.to_string(),
-            reason: "no addresses".to_string(),
-        });
-    }
-    Ok(addrs)
 }
 
 fn io_err(peer: &str, source: io::Error) -> TransportError {
