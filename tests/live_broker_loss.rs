@@ -19,9 +19,7 @@ mod common;
 
 use common::member::{wait_for, Member};
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::Command;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,79 +38,11 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// loaded 2-core machine.
 const FAILOVER_BOUND: Duration = Duration::from_secs(30);
 
-/// A `cluster.env` file named by an environment variable.
-struct ClusterFile {
-    values: BTreeMap<String, String>,
-    path: PathBuf,
-}
-
-impl ClusterFile {
-    /// Reads the file `var` names; `None` (after saying why) when the variable is unset, i.e.
-    /// when no dedicated broker was started for this test.
-    fn from_env(var: &str, test: &str) -> Option<ClusterFile> {
-        let Some(path) = std::env::var_os(var).map(PathBuf::from) else {
-            eprintln!(
-                "SKIPPED {test}: {var} is not set. This test kills brokers, so it needs its own \
-                 (scripts/test.sh starts one in the \"broker loss and connection churn\" phase)."
-            );
-            return None;
-        };
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{var}={}: {e} (is that broker running?)", path.display()));
-        let values = text
-            .lines()
-            .filter(|l| !l.trim_start().starts_with('#'))
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-            .collect();
-        Some(ClusterFile { values, path })
-    }
-
-    fn value(&self, key: &str) -> &str {
-        self.values
-            .get(key)
-            .unwrap_or_else(|| panic!("{} has no {key}", self.path.display()))
-    }
-}
-
-/// Runs `scripts/kafka.sh ARGS` on the run dir of the broker under test; panics (with the
-/// script's output) if it fails. Returns how long it took.
-fn kafka_sh(run_dir: &str, args: &[&str]) -> Duration {
-    let started = Instant::now();
-    let out = Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
-        .args(args)
-        .env("KSG_RUN_DIR", run_dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run scripts/kafka.sh: {e}"));
-    let took = started.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    for line in stderr.lines() {
-        eprintln!("  {line}");
-    }
-    assert!(
-        out.status.success(),
-        "scripts/kafka.sh {args:?} failed ({}): {}{stderr}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-    );
-    took
-}
-
 /// Generous: a member may join while a restarted broker is still loading its groups.
 const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn simple_topology(input: &str) -> StreamsTopology {
     StreamsTopology::new().subtopology(Subtopology::new("0").source_topic(input))
-}
-
-fn create_topic(bootstrap: &str, topic: &str, partitions: i32) {
-    kafka_streams_group::admin::create_topics(
-        &kafka_streams_group::ClientConfig::new(bootstrap),
-        &[kafka_streams_group::admin::NewTopic::new(topic, partitions)],
-        Duration::from_secs(30),
-    )
-    .unwrap_or_else(|e| panic!("create topic {topic}: {e}"));
 }
 
 fn all_tasks(partitions: i32) -> BTreeSet<StreamsTaskId> {
@@ -195,7 +125,7 @@ impl GoodHeartbeat {
 #[test]
 #[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
 fn single_broker_sigkill_and_restart_the_member_recovers_with_the_same_id() {
-    let Some(cluster) = ClusterFile::from_env(
+    let Some(cluster) = common::Cluster::from_var(
         "KSG_BROKER_LOSS_ENV",
         "single_broker_sigkill_and_restart_the_member_recovers_with_the_same_id",
     ) else {
@@ -211,7 +141,7 @@ fn single_broker_sigkill_and_restart_the_member_recovers_with_the_same_id() {
     );
     let group = common::unique_name("ksg-loss1");
     let input = common::unique_name("ksg-in");
-    create_topic(&bootstrap, &input, 4);
+    common::create_topic(&cluster, &input, 4);
     let expected = all_tasks(4);
 
     let mut m = Member::join_within(
@@ -255,7 +185,7 @@ fn single_broker_sigkill_and_restart_the_member_recovers_with_the_same_id() {
     let at_kill = m.handle.metrics();
     m.states.clear();
     let t_kill = Instant::now();
-    kafka_sh(&run_dir, &["kill-node", "1"]);
+    common::kafka_sh(&run_dir, &["kill-node", "1"], &[]);
     let killed_after = t_kill.elapsed();
     // When the broker is back, in two steps: it serves requests (a fresh client's TCP connect
     // and ApiVersions succeed), then it serves the *group* (its coordinator finished loading
@@ -297,7 +227,7 @@ fn single_broker_sigkill_and_restart_the_member_recovers_with_the_same_id() {
         let restarted = Arc::clone(&restarted);
         let run_dir = run_dir.clone();
         std::thread::spawn(move || {
-            kafka_sh(&run_dir, &["restart-node", "1"]);
+            common::kafka_sh(&run_dir, &["restart-node", "1"], &[]);
             *restarted.lock().expect("lock") = Some(Instant::now());
         })
     };
@@ -446,7 +376,7 @@ fn find_coordinator(bootstrap: &[String], group: &str, timeout: Duration) -> Res
 #[test]
 #[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
 fn three_nodes_sigkill_the_coordinator_the_members_move_and_keep_their_tasks() {
-    let Some(cluster) = ClusterFile::from_env(
+    let Some(cluster) = common::Cluster::from_var(
         "KSG_CLUSTER3_ENV",
         "three_nodes_sigkill_the_coordinator_the_members_move_and_keep_their_tasks",
     ) else {
@@ -461,7 +391,7 @@ fn three_nodes_sigkill_the_coordinator_the_members_move_and_keep_their_tasks() {
         .collect();
     let group = common::unique_name("ksg-loss3");
     let input = common::unique_name("ksg-in");
-    create_topic(&bootstrap, &input, 4);
+    common::create_topic(&cluster, &input, 4);
     let expected = all_tasks(4);
     let topology = simple_topology(&input);
 
@@ -517,7 +447,7 @@ fn three_nodes_sigkill_the_coordinator_the_members_move_and_keep_their_tasks() {
     let t_kill = Instant::now();
     // Asked of the surviving nodes only, from just before the kill.
     let watch = CoordinatorWatch::start(survivors, group.clone(), t_kill);
-    let killed_after = kafka_sh(&run_dir, &["kill-node", &coordinator.to_string()]);
+    let killed_after = common::kafka_sh(&run_dir, &["kill-node", &coordinator.to_string()], &[]);
     let probes = [GoodHeartbeat::start(&a), GoodHeartbeat::start(&b)];
     // Back when both are Stable, split all tasks between them, and each has had a heartbeat
     // answered without error since the kill, which only a live coordinator can give.
@@ -594,7 +524,7 @@ fn three_nodes_sigkill_the_coordinator_the_members_move_and_keep_their_tasks() {
     assert_eq!(b.handle.member_id(), ids[1]);
 
     // Bring the node back; the group must not be disturbed by it rejoining the cluster.
-    let restart = kafka_sh(&run_dir, &["restart-node", &coordinator.to_string()]);
+    let restart = common::kafka_sh(&run_dir, &["restart-node", &coordinator.to_string()], &[]);
     eprintln!("[item 15] node {coordinator} restarted in {restart:?}");
     let t0 = Instant::now();
     wait_for(

@@ -123,31 +123,6 @@ fn fds_settle(limit: usize, timeout: Duration) -> usize {
     }
 }
 
-fn kafka_sh(run_dir: &str, args: &[&str], extra_env: &[(&str, String)]) {
-    let mut cmd = Command::new("bash");
-    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
-        .args(args)
-        .env("KSG_RUN_DIR", run_dir)
-        .env_remove("KSG_NODES")
-        .env_remove("KSG_BROKER_CONFIG");
-    for (k, v) in extra_env {
-        cmd.env(k, v);
-    }
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run scripts/kafka.sh: {e}"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    for line in stderr.lines() {
-        eprintln!("  {line}");
-    }
-    assert!(
-        out.status.success(),
-        "scripts/kafka.sh {args:?} failed ({}): {}{stderr}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-    );
-}
-
 /// The test's own broker; stopped when dropped.
 struct Broker {
     run_dir: String,
@@ -181,7 +156,7 @@ impl Broker {
         let broker = Broker {
             run_dir: run_dir.to_string(),
         };
-        kafka_sh(
+        common::kafka_sh(
             run_dir,
             &["start", "--kafka", "4.4.0"],
             &[

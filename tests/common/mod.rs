@@ -35,6 +35,25 @@ impl Cluster {
                  `KSG_CLUSTER_ENV=.kafka/run-19092/cluster.env cargo test -- --ignored`"
                 )
             });
+        Cluster::from_file(path)
+    }
+
+    /// Reads the cluster file that the environment variable `var` names; `None` (after saying
+    /// why) when it is unset, i.e. when no dedicated broker was started for `test`. For tests
+    /// that kill brokers and so never touch the shared one.
+    pub fn from_var(var: &str, test: &str) -> Option<Cluster> {
+        let Some(path) = std::env::var_os(var).map(PathBuf::from) else {
+            eprintln!(
+                "SKIPPED {test}: {var} is not set. This test kills brokers, so it needs its own \
+                 (scripts/test.sh starts one in the \"broker loss and connection churn\" phase)."
+            );
+            return None;
+        };
+        Some(Cluster::from_file(path))
+    }
+
+    /// Reads `path` (`KEY=value` lines, `#` comments); panics if it cannot.
+    pub fn from_file(path: PathBuf) -> Cluster {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             panic!(
                 "cannot read cluster file {}: {e} (is the broker running?)",
@@ -168,4 +187,36 @@ pub fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) {
         std::time::Duration::from_secs(30),
     )
     .unwrap_or_else(|e| panic!("create topic {topic}: {e}"));
+}
+
+/// Runs `scripts/kafka.sh ARGS` on the broker in `run_dir` with `extra_env`, as an operator
+/// would by hand; panics (with the script's output) if it fails. Returns how long it took.
+/// `KSG_NODES` and `KSG_BROKER_CONFIG` of the test's own environment are not passed on: later
+/// commands read the node count from the run dir, and a `start` gets them from `extra_env`.
+pub fn kafka_sh(run_dir: &str, args: &[&str], extra_env: &[(&str, String)]) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
+        .args(args)
+        .env("KSG_RUN_DIR", run_dir)
+        .env_remove("KSG_NODES")
+        .env_remove("KSG_BROKER_CONFIG");
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run scripts/kafka.sh: {e}"));
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for line in stderr.lines() {
+        eprintln!("  {line}");
+    }
+    assert!(
+        out.status.success(),
+        "scripts/kafka.sh {args:?} failed ({}): {}{stderr}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    took
 }
