@@ -28,12 +28,12 @@ use std::time::{Duration, Instant};
 
 use crate::client::{BrokerTarget, Client, ClientError};
 use crate::config::ClientConfig;
+use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::streams_group_describe::{
     self as wire, DescribedGroup, StreamsGroupDescribeRequest,
 };
 use crate::protocol::BrokerErrorKind;
-use crate::runtime::driver::client_error;
 use crate::streams::{StreamsTaskId, StreamsTopology, Subtopology, TopicInfo, UserEndpoint};
 
 /// Pause before asking again after a coordinator move, a loading coordinator or a lost

@@ -23,6 +23,7 @@
 pub mod admin;
 pub mod client;
 pub mod config;
+mod connect;
 pub mod describe;
 pub mod error;
 pub mod properties;

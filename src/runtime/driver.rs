@@ -13,6 +13,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::client::{BrokerTarget, Client, ClientError};
 use crate::config::{ClientConfig, ClientMetrics};
+use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
@@ -603,101 +604,13 @@ fn heartbeat_failure(e: &ClientError) -> HeartbeatFailure {
         e if e.is_timeout() => HeartbeatFailure::TimedOut,
         ClientError::UnsupportedApi { .. } => HeartbeatFailure::UnsupportedVersion,
         ClientError::Sasl { reason, .. } => HeartbeatFailure::Fatal(reason.clone()),
+        ClientError::SaslRefused { source, .. } => HeartbeatFailure::Fatal(source.to_string()),
+        ClientError::Transport(e @ TransportError::NotTls { .. }) => {
+            HeartbeatFailure::Fatal(e.to_string())
+        }
         ClientError::Transport(TransportError::Tls { source, .. }) => {
             HeartbeatFailure::Fatal(source.to_string())
         }
         other => HeartbeatFailure::Disconnected(other.to_string()),
-    }
-}
-
-/// Maps the client layer's error into the crate's.
-pub(crate) fn client_error(e: ClientError) -> Error {
-    match e {
-        ClientError::Transport(t) => transport_error(t),
-        ClientError::Encode { source, .. } => Error::Encode(source),
-        ClientError::Decode { source, .. } => Error::Decode(source),
-        ClientError::CorrelationMismatch {
-            api,
-            broker,
-            expected,
-            got,
-        } => Error::Protocol {
-            broker: Some(broker),
-            message: format!(
-                "{api} response has correlation id {got}, expected {expected}; connection dropped"
-            ),
-        },
-        ClientError::Broker {
-            api,
-            broker,
-            kind,
-            message,
-        } => Error::Broker {
-            kind,
-            code: kind.code(),
-            message,
-            context: BrokerErrorContext {
-                api: Some(api),
-                group: None,
-                broker: Some(broker),
-            },
-        },
-        ClientError::UnsupportedApi {
-            api,
-            broker,
-            broker_range,
-            ours,
-        } => Error::Unsupported {
-            what: format!(
-                "{api} on {broker}: the broker offers {broker_range:?}, this library speaks \
-                 versions {}..={}",
-                ours.0, ours.1
-            ),
-        },
-        ClientError::Sasl { broker, reason } => Error::SaslAuthentication {
-            mechanism: String::new(),
-            message: format!("{broker}: {reason}"),
-        },
-        ClientError::NoBrokerAvailable { attempts } => Error::Disconnected {
-            broker: None,
-            reason: format!("no broker reachable: {}", attempts.join("; ")),
-        },
-        ClientError::Timeout { op } => Error::Timeout {
-            operation: op,
-            limit: Duration::ZERO,
-        },
-        ClientError::Protocol { broker, reason } => Error::Protocol {
-            broker: Some(broker),
-            message: reason,
-        },
-    }
-}
-
-fn transport_error(t: TransportError) -> Error {
-    match t {
-        TransportError::Timeout { op, peer, elapsed } => Error::Timeout {
-            operation: format!("{op} to {peer}"),
-            limit: elapsed,
-        },
-        TransportError::Tls { peer, source } => Error::Tls {
-            broker: Some(peer),
-            source,
-        },
-        TransportError::Io { peer, source } => Error::Io {
-            operation: "socket I/O",
-            broker: Some(peer),
-            source,
-        },
-        TransportError::FrameTooLarge { peer, size, max } => Error::Protocol {
-            broker: Some(peer),
-            message: format!(
-                "frame announces {size} bytes, above the limit of {max} (is this a TLS \
-                 listener reached without TLS?)"
-            ),
-        },
-        other => Error::Disconnected {
-            broker: None,
-            reason: other.to_string(),
-        },
     }
 }
