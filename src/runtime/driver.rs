@@ -64,6 +64,9 @@ pub(crate) struct Driver {
     rng: rand::rngs::StdRng,
     /// Cuts blocking I/O short when the handle closes or drops (see [`Interrupt`]).
     interrupt: Interrupt,
+    /// The deadline of the blocking call driving this driver on the caller's thread (join,
+    /// heartbeat, close), if any: no lookup or heartbeat it starts outlives it.
+    call_deadline: Option<Instant>,
     /// A leave heartbeat whose delivery failed retriably (NOT_COORDINATOR, coordinator not
     /// available, a broken or timed-out connection). The state machine treats a leave as fire
     /// and forget, like Java; the runtime resends it to the (re-discovered) coordinator until
@@ -111,11 +114,24 @@ impl Driver {
             last_statuses: Vec::new(),
             rng: rand::rngs::StdRng::from_rng(&mut rand::rng()),
             interrupt: Interrupt::new(),
+            call_deadline: None,
             leave_retry: None,
             leave_retry_at: None,
             leave_failures: 0,
             response: StreamsGroupHeartbeatResponse::default(),
         }
+    }
+
+    /// Bounds the I/O of the following polls by `deadline` too (not only by the request
+    /// timeout), so that a blocking call returns by its own deadline even when a broker
+    /// accepts connections and never answers; `None` lifts the bound.
+    pub(crate) fn set_call_deadline(&mut self, deadline: Option<Instant>) {
+        self.call_deadline = deadline;
+    }
+
+    /// `at`, brought forward to the blocking call's deadline if that is earlier.
+    fn io_deadline(&self, at: Instant) -> Instant {
+        self.call_deadline.map_or(at, |d| d.min(at))
     }
 
     /// The interrupt shared with every connection this driver opens.
@@ -258,7 +274,9 @@ impl Driver {
     }
 
     fn find_coordinator(&mut self, now: Instant) {
-        let deadline = now + self.request_timeout;
+        // The lookup (bootstrap included) waits at most a request timeout, and never past
+        // the deadline of the blocking call that drives it (a 3 s join must not wait 30 s).
+        let deadline = self.io_deadline(now + self.request_timeout);
         let result = (|| -> Result<(i32, String, i16), Error> {
             if self.client.is_none() {
                 // from_config keeps the typed error of a broker that refused us (SASL, TLS):
@@ -358,6 +376,11 @@ impl Driver {
             });
         };
         let started = Instant::now();
+        let deadline = self
+            .call_deadline
+            .map_or(started + self.request_timeout, |d| {
+                d.min(started + self.request_timeout)
+            });
         log::debug!(
             "group {}: heartbeat v{version} epoch {}",
             self.group_id,
@@ -367,7 +390,7 @@ impl Driver {
             BrokerTarget::Node(node),
             request,
             version,
-            started + self.request_timeout,
+            deadline,
             &mut self.response,
         );
         let now = Instant::now();

@@ -60,11 +60,20 @@ impl StreamsGroupSession {
         let now = Instant::now();
         session.driver.command(now, MembershipCommand::Join)?;
         let deadline = now + session.config.get_join_timeout();
+        // No lookup or heartbeat of the join outlives the join timeout.
+        session.driver.set_call_deadline(Some(deadline));
+        let joined = session.join_until(deadline);
+        session.driver.set_call_deadline(None);
+        joined.map(|()| session)
+    }
+
+    fn join_until(&mut self, deadline: Instant) -> Result<(), Error> {
+        let session = self;
         loop {
             session.driver.poll(Instant::now());
             session.check_failed()?;
             if session.driver.membership.member_epoch() > 0 {
-                return Ok(session);
+                return Ok(());
             }
             if !session.wait_until_due(deadline) {
                 let last = session
@@ -200,10 +209,22 @@ impl StreamsGroupSession {
     pub fn heartbeat(&mut self) -> Result<StreamsGroupSessionAssignment, Error> {
         self.check_failed()?;
         let attempts = self.config.get_max_retries().max(1);
-        let deadline =
-            Instant::now() + (self.driver.request_timeout() + Duration::from_secs(1)) * attempts;
+        let limit = (self.driver.request_timeout() + Duration::from_secs(1)) * attempts;
+        let deadline = Instant::now() + limit;
         self.driver
             .command(Instant::now(), MembershipCommand::HeartbeatNow)?;
+        self.driver.set_call_deadline(Some(deadline));
+        let answered = self.heartbeat_until(deadline, attempts, limit);
+        self.driver.set_call_deadline(None);
+        answered
+    }
+
+    fn heartbeat_until(
+        &mut self,
+        deadline: Instant,
+        attempts: u32,
+        limit: Duration,
+    ) -> Result<StreamsGroupSessionAssignment, Error> {
         let mut last_error = None;
         let mut tries = 0;
         while tries < attempts {
@@ -227,7 +248,7 @@ impl StreamsGroupSession {
         }
         Err(last_error.unwrap_or_else(|| Error::Timeout {
             operation: format!("heartbeat in group {}", self.config.group_id()),
-            limit: self.driver.request_timeout() * attempts,
+            limit,
         }))
     }
 
@@ -235,7 +256,10 @@ impl StreamsGroupSession {
     /// until the close timeout. Idempotent.
     pub fn close(&mut self) -> Result<(), Error> {
         let deadline = Instant::now() + self.config.get_close_timeout();
-        leave(&mut self.driver, deadline)
+        self.driver.set_call_deadline(Some(deadline));
+        let left = leave(&mut self.driver, deadline);
+        self.driver.set_call_deadline(None);
+        left
     }
 
     /// True once the member left the group or stopped.
