@@ -44,10 +44,10 @@ use crate::client::{
 use crate::config::{ClientConfig, ClientMetrics, SaslConfig};
 use crate::error::{BrokerErrorContext, Error, TlsProblem};
 use crate::protocol::api::metadata::MetadataResponse;
+use crate::tls::build_client_config;
 use crate::transport::error::NOT_TLS;
 use crate::transport::sasl::{OAuthBearer, Plain, SaslError, SaslMechanism, Scram};
 use crate::transport::stream::Interrupt;
-use crate::transport::tls::build_client_config;
 use crate::transport::TransportError;
 
 impl Client {

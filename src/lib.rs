@@ -30,6 +30,7 @@ pub mod properties;
 pub mod protocol;
 pub mod runtime;
 pub mod streams;
+pub mod tls;
 pub mod transport;
 
 pub use config::{

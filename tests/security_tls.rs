@@ -4,7 +4,7 @@ mod security_common;
 
 use kafka_streams_group::config::TlsConfig;
 use kafka_streams_group::error::{Error, TlsProblem};
-use kafka_streams_group::transport::tls::{TlsConnector, PROTOCOL_VERSIONS};
+use kafka_streams_group::tls::{TlsConnector, PROTOCOL_VERSIONS};
 use rcgen::KeyPair;
 use rustls::version::{TLS12, TLS13};
 use rustls::{CertificateError, ProtocolVersion};
