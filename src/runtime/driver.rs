@@ -18,10 +18,11 @@ use crate::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use crate::protocol::{ApiMessage, BrokerErrorKind};
-use crate::streams::membership::MAX_HEARTBEAT_VERSION;
+use crate::streams::membership::{LeaveOutcome, MAX_HEARTBEAT_VERSION};
 use crate::streams::{
-    HeartbeatFailure, MemberState, MembershipCommand, MembershipEvent, RetryBackoff,
-    StreamsGroupSessionAssignment, StreamsMembership, TasksLostReason,
+    HeartbeatFailure, LeaveOperation, MemberState, MembershipCommand, MembershipError,
+    MembershipEvent, RetryBackoff, StreamsGroupSessionAssignment, StreamsMembership,
+    TasksLostReason,
 };
 use crate::transport::stream::Interrupt;
 use crate::transport::TransportError;
@@ -72,6 +73,8 @@ pub(crate) struct Driver {
     leave_retry: Option<StreamsGroupHeartbeatRequest>,
     leave_retry_at: Option<Instant>,
     leave_failures: u32,
+    /// Why the last delivery of the leave heartbeat failed, for the error of `close`.
+    leave_error: Option<Error>,
     /// Every heartbeat answer is decoded into this one value, reusing its strings and lists,
     /// so a steady member's responses decode without allocating.
     response: StreamsGroupHeartbeatResponse,
@@ -113,6 +116,7 @@ impl Driver {
             leave_retry: None,
             leave_retry_at: None,
             leave_failures: 0,
+            leave_error: None,
             response: StreamsGroupHeartbeatResponse::default(),
         }
     }
@@ -238,6 +242,103 @@ impl Driver {
         let outcome = self.send_heartbeat(&request);
         self.drain_events();
         Some(outcome)
+    }
+
+    /// The graceful leave of [`crate::StreamsGroupSession::close`] and of the heartbeat
+    /// thread's close: sends the leave heartbeat (epoch -1, or -2 for a static member), resends
+    /// it after a coordinator move or a broken connection, and waits for the answer until
+    /// `deadline`. `Ok` only when the broker answered it (or the member never joined); otherwise
+    /// the typed error of [`Driver::leave_result`]. `started` is when the close began (for the
+    /// time reported). Idempotent: a second call reports the first one's outcome.
+    pub(crate) fn leave(&mut self, started: Instant, deadline: Instant) -> Result<(), Error> {
+        match self.membership.state() {
+            MemberState::Left => return self.leave_result(started),
+            MemberState::Unjoined => {
+                self.shared
+                    .publish_state(StreamsGroupState::Closed, self.membership.member_epoch());
+                return Ok(());
+            }
+            _ => {}
+        }
+        if let Some(f) = self.failure() {
+            return Err(Error::from_shared(f));
+        }
+        // No I/O of the close (a lookup, the leave, its resends) may outlast the close.
+        self.interrupt.interrupt_at(deadline);
+        self.command(
+            Instant::now(),
+            MembershipCommand::Leave(LeaveOperation::Default),
+        )?;
+        loop {
+            self.poll(Instant::now());
+            match self.membership.state() {
+                MemberState::Left => return self.leave_result(started),
+                MemberState::Failed => {
+                    return Err(self
+                        .failure()
+                        .map(Error::from_shared)
+                        .unwrap_or(Error::Closed))
+                }
+                _ => {}
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                // Could not deliver the leave in time: the broker expires the member after the
+                // session timeout. The session is closed either way.
+                self.abandon_leave();
+                if self.membership.state() != MemberState::Left {
+                    // The leave is still queued in the state machine (sent, no answer yet).
+                    self.membership
+                        .handle_error(now, HeartbeatFailure::TimedOut);
+                    self.drain_events();
+                }
+                self.shared
+                    .publish_state(StreamsGroupState::Closed, self.membership.member_epoch());
+                return self.leave_result(started);
+            }
+            let due = self.next_wakeup().unwrap_or(deadline).min(deadline);
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+    }
+
+    /// What the last leave's outcome means for the caller of `close`: `Ok` when the broker
+    /// confirmed it (or none was wanted), a typed [`MembershipError`] otherwise.
+    fn leave_result(&self, started: Instant) -> Result<(), Error> {
+        let group = self.group_id.clone();
+        let last = self.last_error.as_ref().map(|e| format!("last error: {e}"));
+        let outcome = self
+            .membership
+            .leave_outcome()
+            .unwrap_or(LeaveOutcome::NotSent);
+        let error = match outcome {
+            LeaveOutcome::Left | LeaveOutcome::Skipped => return Ok(()),
+            LeaveOutcome::NotSent => MembershipError::LeaveNotSent {
+                group,
+                reason: match last {
+                    Some(l) => format!("no coordinator connection to send it on; {l}"),
+                    None => "no coordinator connection to send it on".into(),
+                },
+            },
+            LeaveOutcome::NotAnswered => MembershipError::LeaveNotAnswered {
+                group,
+                waited: started.elapsed(),
+                reason: match &self.leave_error {
+                    Some(e) => format!(
+                        "sent {} time(s); the last delivery failed: {e}",
+                        self.leave_failures
+                    ),
+                    None => "no answer by the close deadline".into(),
+                },
+            },
+            LeaveOutcome::Refused(error) => MembershipError::LeaveRefused {
+                group,
+                error,
+                message: self.membership.leave_message().map(str::to_string),
+            },
+        };
+        Err(Error::Membership(error))
     }
 
     /// The earliest time of the next coordinator lookup after the coordinator was lost.
@@ -390,7 +491,7 @@ impl Driver {
                         BrokerErrorKind::from_code(code)
                     );
                     self.retry_leave(request, Duration::ZERO);
-                    return Err(Error::broker(
+                    let e = Error::broker(
                         code,
                         message,
                         BrokerErrorContext {
@@ -398,11 +499,15 @@ impl Driver {
                             group: Some(self.group_id.clone()),
                             broker: None,
                         },
-                    ));
+                    );
+                    self.leave_error = Some(e.clone());
+                    return Err(e);
                 }
                 self.leave_retry = None;
                 self.membership.handle_response(now, response);
                 if code == 0 {
+                    // `last_error` is the error since the last good answer.
+                    self.last_error = None;
                     Ok(())
                 } else {
                     self.metrics
@@ -449,7 +554,9 @@ impl Driver {
                 {
                     let delay = self.backoff.delay(self.leave_failures, self.rng.random());
                     self.retry_leave(request, delay);
-                    return Err(client_error(e));
+                    let e = client_error(e);
+                    self.leave_error = Some(e.clone());
+                    return Err(e);
                 }
                 // Any transport failure: forget the coordinator connection; the state
                 // machine asks for a new lookup (CoordinatorLost) and a full heartbeat.
@@ -538,6 +645,18 @@ impl Driver {
                     self.coordinator = None;
                     self.lookup_at = self.next_lookup_at();
                 }
+                MembershipEvent::HeartbeatIntervalAdjusted { received_ms, used } => {
+                    log::warn!(
+                        "group {}: the broker asked for a heartbeat interval of {received_ms} ms; \
+                         using {} ms instead (the member keeps every interval within {}..={} ms; \
+                         check the group's streams.heartbeat.interval.ms and the broker's \
+                         group.streams.*heartbeat.interval.ms settings)",
+                        self.group_id,
+                        used.as_millis(),
+                        crate::streams::membership::MIN_HEARTBEAT_INTERVAL.as_millis(),
+                        crate::streams::membership::MAX_HEARTBEAT_INTERVAL.as_millis()
+                    );
+                }
                 MembershipEvent::TopicAuthorizationFailed { message } => {
                     log::warn!(
                         "group {}: TOPIC_AUTHORIZATION_FAILED{}; staying in the group",
@@ -555,6 +674,22 @@ impl Driver {
                             self.membership.member_epoch(),
                         );
                     }
+                }
+                MembershipEvent::Left { .. }
+                    if !self
+                        .membership
+                        .leave_outcome()
+                        .is_none_or(LeaveOutcome::is_confirmed) =>
+                {
+                    log::warn!(
+                        "group {}: member {} stopped heartbeating without a confirmed leave \
+                         ({:?}); the broker removes it after the session timeout",
+                        self.group_id,
+                        self.membership.member_id(),
+                        self.membership.leave_outcome()
+                    );
+                    self.shared
+                        .publish_state(StreamsGroupState::Closed, self.membership.member_epoch());
                 }
                 MembershipEvent::Left { error } => {
                     log::info!(
