@@ -26,11 +26,12 @@
 //!
 //! Kafka's Java client (`StreamsGroupHeartbeatRequestManager.onErrorResponse`, `default`
 //! branch) treats `UNKNOWN_SERVER_ERROR` as fatal, and Kafka Streams' default uncaught-exception
-//! handler then shuts the client down. A 4.4.0 broker was seen answering one join heartbeat of
-//! a member with a user endpoint that way right after the topics were created (broker log:
-//! `NoSuchElementException` in `EndpointToPartitionsManager`), and answering the next one
-//! normally: the fault is the broker's and transient, and a heartbeat is safe to repeat (the
-//! failed one changed nothing). The member therefore retries it with the usual backoff, up to
+//! handler then shuts the client down. Kafka 4.4.0 answers that way to the first join
+//! heartbeat(s) of a member with a user endpoint in a fresh group whose internal topics it is
+//! still creating (broker log: `NoSuchElementException` in `EndpointToPartitionsManager`; 1–2
+//! answers on 8 of 8 fresh groups, `tests/live_join_after_create.rs`), and accepts the next
+//! one: the fault is the broker's and transient, and a heartbeat is safe to repeat (the failed
+//! operation wrote nothing). The member therefore retries it with the usual backoff, up to
 //! [`MAX_UNKNOWN_SERVER_ERROR_RETRIES`] answers in a row; the next one fails it as Java would.
 
 use std::time::Duration;
