@@ -1,11 +1,10 @@
 //! Issue 13, item 7, live: a member with a user endpoint joins a fresh group (whose internal
 //! repartition and changelog topics the broker still has to create) right after its input
-//! topic was created. Kafka 4.4.0 answers the first join heartbeat(s) of such a member with
-//! UNKNOWN_SERVER_ERROR (broker log: `NoSuchElementException: No value present` at
-//! `EndpointToPartitionsManager.endpointToPartitions`, line 78), then accepts the next one:
-//! observed on 8 of 8 fresh groups, 1–2 such answers each. The member must retry and join;
-//! the code before the fix failed the first join. Other versions may never answer so; every
-//! join must succeed on all of them.
+//! topic was created. Kafka 4.2.2 and 4.4.0 answer the first join heartbeat(s) of such a
+//! member with UNKNOWN_SERVER_ERROR (broker log: `NoSuchElementException: No value present` at
+//! `EndpointToPartitionsManager.endpointToPartitions`), then accept the next one: observed on
+//! 8 of 8 fresh groups on both, 1–2 such answers each. The member must retry and join; the
+//! code before the fix failed the first join. Every join must succeed on every version.
 
 mod common;
 

@@ -26,11 +26,11 @@
 //!
 //! Kafka's Java client (`StreamsGroupHeartbeatRequestManager.onErrorResponse`, `default`
 //! branch) treats `UNKNOWN_SERVER_ERROR` as fatal, and Kafka Streams' default uncaught-exception
-//! handler then shuts the client down. Kafka 4.4.0 answers that way to the first join
-//! heartbeat(s) of a member with a user endpoint in a fresh group whose internal topics it is
-//! still creating (broker log: `NoSuchElementException` in `EndpointToPartitionsManager`; 1–2
-//! answers on 8 of 8 fresh groups, `tests/live_join_after_create.rs`), and accepts the next
-//! one: the fault is the broker's and transient, and a heartbeat is safe to repeat (the failed
+//! handler then shuts the client down. Kafka 4.2.2 and 4.4.0 answer that way to the first join
+//! heartbeat(s) of a member with a user endpoint in a fresh group whose internal topics they
+//! are still creating (broker log: `NoSuchElementException` in `EndpointToPartitionsManager`;
+//! 1–2 answers on 8 of 8 fresh groups on both, `tests/live_join_after_create.rs`), and accept
+//! the next one: the fault is the broker's and transient, and a heartbeat is safe to repeat (the failed
 //! operation wrote nothing). The member therefore retries it with the usual backoff, up to
 //! [`MAX_UNKNOWN_SERVER_ERROR_RETRIES`] answers in a row; the next one fails it as Java would.
 
