@@ -19,7 +19,7 @@ use crate::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use crate::protocol::{ApiMessage, BrokerErrorKind};
-use crate::streams::membership::MAX_HEARTBEAT_VERSION;
+use crate::streams::membership::{LeaveOutcome, MAX_HEARTBEAT_VERSION};
 use crate::streams::{
     HeartbeatFailure, MemberState, MembershipCommand, MembershipEvent, RetryBackoff,
     StreamsGroupSessionAssignment, StreamsMembership, TasksLostReason,
@@ -29,6 +29,8 @@ use crate::transport::TransportError;
 
 use super::metrics::MemberMetrics;
 use super::shared::{Shared, StreamsGroupState};
+
+mod leave;
 
 /// The outcome of one heartbeat round trip: `Ok` when the broker answered without error.
 pub(crate) type RoundTrip = Result<(), Error>;
@@ -76,6 +78,8 @@ pub(crate) struct Driver {
     leave_retry: Option<StreamsGroupHeartbeatRequest>,
     leave_retry_at: Option<Instant>,
     leave_failures: u32,
+    /// Why the last delivery of the leave heartbeat failed, for the error of `close`.
+    leave_error: Option<Error>,
     /// Every heartbeat answer is decoded into this one value, reusing its strings and lists,
     /// so a steady member's responses decode without allocating.
     response: StreamsGroupHeartbeatResponse,
@@ -118,6 +122,7 @@ impl Driver {
             leave_retry: None,
             leave_retry_at: None,
             leave_failures: 0,
+            leave_error: None,
             response: StreamsGroupHeartbeatResponse::default(),
         }
     }
@@ -414,7 +419,7 @@ impl Driver {
                         BrokerErrorKind::from_code(code)
                     );
                     self.retry_leave(request, Duration::ZERO);
-                    return Err(Error::broker(
+                    let e = Error::broker(
                         code,
                         message,
                         BrokerErrorContext {
@@ -422,11 +427,15 @@ impl Driver {
                             group: Some(self.group_id.clone()),
                             broker: None,
                         },
-                    ));
+                    );
+                    self.leave_error = Some(e.clone());
+                    return Err(e);
                 }
                 self.leave_retry = None;
                 self.membership.handle_response(now, response);
                 if code == 0 {
+                    // `last_error` is the error since the last good answer.
+                    self.last_error = None;
                     Ok(())
                 } else {
                     self.metrics
@@ -473,7 +482,9 @@ impl Driver {
                 {
                     let delay = self.backoff.delay(self.leave_failures, self.rng.random());
                     self.retry_leave(request, delay);
-                    return Err(client_error(e));
+                    let e = client_error(e);
+                    self.leave_error = Some(e.clone());
+                    return Err(e);
                 }
                 // Any transport failure: forget the coordinator connection; the state
                 // machine asks for a new lookup (CoordinatorLost) and a full heartbeat.
@@ -562,6 +573,18 @@ impl Driver {
                     self.coordinator = None;
                     self.lookup_at = self.next_lookup_at();
                 }
+                MembershipEvent::HeartbeatIntervalAdjusted { received_ms, used } => {
+                    log::warn!(
+                        "group {}: the broker asked for a heartbeat interval of {received_ms} ms; \
+                         using {} ms instead (the member keeps every interval within {}..={} ms; \
+                         check the group's streams.heartbeat.interval.ms and the broker's \
+                         group.streams.*heartbeat.interval.ms settings)",
+                        self.group_id,
+                        used.as_millis(),
+                        crate::streams::membership::MIN_HEARTBEAT_INTERVAL.as_millis(),
+                        crate::streams::membership::MAX_HEARTBEAT_INTERVAL.as_millis()
+                    );
+                }
                 MembershipEvent::TopicAuthorizationFailed { message } => {
                     log::warn!(
                         "group {}: TOPIC_AUTHORIZATION_FAILED{}; staying in the group",
@@ -579,6 +602,22 @@ impl Driver {
                             self.membership.member_epoch(),
                         );
                     }
+                }
+                MembershipEvent::Left { .. }
+                    if !self
+                        .membership
+                        .leave_outcome()
+                        .is_none_or(LeaveOutcome::is_confirmed) =>
+                {
+                    log::warn!(
+                        "group {}: member {} stopped heartbeating without a confirmed leave \
+                         ({:?}); the broker removes it after the session timeout",
+                        self.group_id,
+                        self.membership.member_id(),
+                        self.membership.leave_outcome()
+                    );
+                    self.shared
+                        .publish_state(StreamsGroupState::Closed, self.membership.member_epoch());
                 }
                 MembershipEvent::Left { error } => {
                     log::info!(
