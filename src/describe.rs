@@ -218,6 +218,7 @@ impl StreamsGroupDescription {
                 t.epoch,
                 t.subtopologies.map(|subs| StreamsTopology {
                     subtopologies: subs.into_iter().map(subtopology_from_wire).collect(),
+                    ..StreamsTopology::default()
                 }),
             ),
         };

@@ -4,6 +4,7 @@
 //! in by the caller, which keeps every rule testable on a manual clock.
 
 pub mod assignment;
+mod java_order;
 pub mod membership;
 pub mod offsets;
 pub mod runtime;
@@ -24,4 +25,6 @@ pub use task::{
     StreamsTaskAssignment, StreamsTaskError, StreamsTaskId, StreamsTaskRole, StreamsTaskTransition,
     WireTaskIds,
 };
-pub use topology::{CopartitionGroup, StreamsTopology, Subtopology, TopicInfo, TopologyError};
+pub use topology::{
+    CopartitionGroup, JavaHashSetSizing, StreamsTopology, Subtopology, TopicInfo, TopologyError,
+};
