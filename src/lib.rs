@@ -49,7 +49,7 @@ pub use streams::{
     CopartitionGroup, JavaHashSetSizing, StreamsGroupSessionAssignment, StreamsGroupStatus,
     StreamsStatusCode, StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole,
     StreamsTaskRuntime, StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo,
-    UserEndpoint,
+    TopologyDifference, UserEndpoint,
 };
 
 /// Compiles the README's Rust examples as doc tests, so the README cannot drift from the API.

@@ -10,6 +10,7 @@ pub mod offsets;
 pub mod runtime;
 pub mod task;
 pub mod topology;
+mod topology_diff;
 
 pub use assignment::{
     AssignmentDelta, AssignmentError, EndpointPartitions, EndpointPartitionsDelta, MergeOutcome,
@@ -28,3 +29,4 @@ pub use task::{
 pub use topology::{
     CopartitionGroup, JavaHashSetSizing, StreamsTopology, Subtopology, TopicInfo, TopologyError,
 };
+pub use topology_diff::TopologyDifference;

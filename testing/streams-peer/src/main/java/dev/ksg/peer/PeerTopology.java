@@ -36,7 +36,7 @@ import org.apache.kafka.streams.kstream.Produced;
  *   input (String, String) -> join(table(--table), v + "|" + t) -> output (String, String)
  * </pre>
  * One subtopology reading both topics, copartition group {input, table}, and the table's store
- * with changelog {@code <application.id>-<table>-STATE-STORE-0000000001-changelog}.
+ * with changelog {@code <application.id>-<table>-STATE-STORE-0000000000-changelog}.
  */
 final class PeerTopology {
     private PeerTopology() {
