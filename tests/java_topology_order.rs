@@ -2,7 +2,8 @@
 //!
 //! Generates a few hundred topologies with random topic names (including families of names
 //! with one `String.hashCode`, which share a hash bucket), 1–3 copartition groups of 2–6
-//! topics over one or two subtopologies, plus uncopartitioned source topics; has Kafka Streams
+//! source and repartition topics over one or two subtopologies (plus a subtopology writing the
+//! repartition topics), plus uncopartitioned source topics; has Kafka Streams
 //! 4.4.0 compute its joining-heartbeat topology for each (`scripts/streams-peer.sh
 //! topology-order`, `TopologyOrder.java`: the client's own `initBrokerTopology` and
 //! `HeartbeatState` code), builds the same topology with this crate, and compares the two
@@ -18,7 +19,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use kafka_streams_group::{JavaHashSetSizing, StreamsTopology, Subtopology};
+use kafka_streams_group::{JavaHashSetSizing, StreamsTopology, Subtopology, TopicInfo};
 use serde_json::{json, Value};
 
 const TOPOLOGIES: usize = 300;
@@ -78,7 +79,19 @@ fn generate(rng: &mut Rng) -> Spec {
     let mut spec: Spec = vec![Vec::new(); subtopologies];
     for _ in 0..rng.range(1, 3) {
         let n = rng.range(2, 6);
-        let topics = (0..n).map(|_| topic_name(rng, &mut used)).collect();
+        // A quarter are repartition topics (`@`); they come after the source topics, the order
+        // in which a CopartitionGroup (source indexes, then repartition indexes) declares them.
+        let mut topics: Vec<String> = (0..n)
+            .map(|_| {
+                let name = topic_name(rng, &mut used);
+                if rng.below(4) == 0 {
+                    format!("@{name}")
+                } else {
+                    name
+                }
+            })
+            .collect();
+        topics.sort_by_key(|t| t.starts_with('@'));
         spec[rng.below(subtopologies)].push((true, topics));
     }
     for sub in &mut spec {
@@ -103,40 +116,99 @@ fn spec_line(spec: &Spec) -> String {
         .join("|")
 }
 
-/// This crate's topology for `spec`, with the subtopology ids Java gave (matched by topics).
-fn rust_topology(spec: &Spec, java: &Value, sizing: JavaHashSetSizing) -> StreamsTopology {
+/// The wire name of a spec topic: `@name` is the internal topic `topology-order-name`.
+fn wire_name(topic: &str) -> String {
+    match topic.strip_prefix('@') {
+        Some(name) => format!("topology-order-{name}"),
+        None => topic.to_string(),
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("a JSON list")
+        .iter()
+        .map(|s| s.as_str().expect("a string").to_string())
+        .collect()
+}
+
+fn topic_infos(v: &Value) -> Vec<TopicInfo> {
+    v.as_array()
+        .expect("a JSON list")
+        .iter()
+        .map(|t| {
+            let mut info = TopicInfo::new(t["name"].as_str().expect("name"))
+                .partitions(t["partitions"].as_i64().expect("partitions") as i32)
+                .replication_factor(t["replicationFactor"].as_i64().expect("rf") as i16);
+            for kv in t["topicConfigs"].as_array().expect("configs") {
+                info = info.config(
+                    kv["key"].as_str().expect("key"),
+                    kv["value"].as_str().expect("value"),
+                );
+            }
+            info
+        })
+        .collect()
+}
+
+fn shuffle<T>(rng: &mut Rng, v: &mut [T]) {
+    for j in (1..v.len()).rev() {
+        v.swap(j, rng.below(j + 1));
+    }
+}
+
+/// This crate's topology for `spec`: each subtopology's lists as Java sent them, but shuffled
+/// (`canonical` must restore the order), topic configs reversed, and the copartition groups
+/// declared by name, in spec order, on the subtopology that reads them. Subtopologies are
+/// declared in reverse.
+fn rust_topology(
+    spec: &Spec,
+    java: &Value,
+    sizing: JavaHashSetSizing,
+    rng: &mut Rng,
+) -> StreamsTopology {
     let mut topology = StreamsTopology::new().with_java_hash_set_sizing(sizing);
-    for sub in spec {
-        let topics: BTreeSet<&str> = sub
-            .iter()
-            .flat_map(|(_, t)| t.iter().map(String::as_str))
-            .collect();
-        let id = java["subtopologies"]
-            .as_array()
-            .expect("subtopologies")
-            .iter()
-            .find(|s| {
-                let theirs: BTreeSet<&str> = s["sourceTopics"]
-                    .as_array()
-                    .expect("sourceTopics")
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect();
-                theirs == topics
-            })
-            .and_then(|s| s["subtopologyId"].as_str())
-            .unwrap_or_else(|| panic!("no Java subtopology reads {topics:?}: {java}"));
-        let mut s = Subtopology::new(id);
-        // Declared in the spec's order (not sorted): canonical() must sort them.
-        for (_, group) in sub {
-            for t in group {
-                s = s.source_topic(t.clone());
-            }
+    let groups: Vec<Vec<String>> = spec
+        .iter()
+        .flatten()
+        .filter(|(co, _)| *co)
+        .map(|(_, topics)| topics.iter().map(|t| wire_name(t)).collect())
+        .collect();
+    for js in java["subtopologies"]
+        .as_array()
+        .expect("subtopologies")
+        .iter()
+        .rev()
+    {
+        let mut sources = strings(&js["sourceTopics"]);
+        let mut sinks = strings(&js["repartitionSinkTopics"]);
+        let mut reps = topic_infos(&js["repartitionSourceTopics"]);
+        let mut changelogs = topic_infos(&js["stateChangelogTopics"]);
+        shuffle(rng, &mut sources);
+        shuffle(rng, &mut sinks);
+        shuffle(rng, &mut reps);
+        shuffle(rng, &mut changelogs);
+        let mut s = Subtopology::new(js["subtopologyId"].as_str().expect("id"));
+        for t in &sources {
+            s = s.source_topic(t.clone());
         }
-        for (co, group) in sub {
-            if *co {
-                s = s.copartition_topics(group).expect("copartition_topics");
-            }
+        for t in &sinks {
+            s = s.repartition_sink_topic(t.clone());
+        }
+        for mut t in reps {
+            t.topic_configs.reverse();
+            s = s.repartition_source_topic(t);
+        }
+        for mut t in changelogs {
+            t.topic_configs.reverse();
+            s = s.state_changelog_topic(t);
+        }
+        let reads = |t: &String| {
+            s.source_topics.contains(t) || s.repartition_source_topics.iter().any(|r| &r.name == t)
+        };
+        let mine: Vec<&Vec<String>> = groups.iter().filter(|g| g.iter().all(reads)).collect();
+        for g in mine {
+            s = s.copartition_topics(g).expect("copartition_topics");
         }
         topology = topology.subtopology(s);
     }
@@ -266,7 +338,7 @@ fn copartition_order_matches_kafka_streams() {
         };
         let (mut failures, mut unsorted, mut groups) = (Vec::new(), 0, 0);
         for ((spec, line), theirs) in specs.iter().zip(&lines).zip(&results) {
-            let ours = rust_topology(spec, theirs, sizing)
+            let ours = rust_topology(spec, theirs, sizing, &mut rng)
                 .canonical()
                 .unwrap_or_else(|e| panic!("canonical({line}): {e}"));
             if let Some(d) = first_difference(&to_json(&ours), theirs, "topology") {

@@ -13,6 +13,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.internals.InternalTopicProperties;
 import org.apache.kafka.streams.processor.internals.InternalTopologyBuilder;
 
 /**
@@ -21,7 +22,10 @@ import org.apache.kafka.streams.processor.internals.InternalTopologyBuilder;
  *
  * <p>stdin: one topology per line. Subtopologies are separated by {@code |}, the groups of a
  * subtopology by {@code ;}, the topics of a group by {@code ,}. A group starting with {@code !}
- * is read by the subtopology but not copartitioned. Example: {@code a,b;!x|c,d,e}.
+ * is read by the subtopology but not copartitioned. A topic starting with {@code @} is an
+ * internal (repartition) topic: registered with {@code addInternalTopic}, written by one extra
+ * subtopology (source topic {@code feeder}, one sink per repartition topic), and named on the
+ * wire {@code topology-order-<name>}. Example: {@code a,b;!x|c,@d,e}.
  *
  * <p>For each group the topology gets one source node {@code src-K-J} reading the group's
  * topics in the order given (so Java adds them to the copartition set in that order), every
@@ -66,7 +70,11 @@ final class TopologyOrder {
 
     static Topology build(final String spec) throws ReflectiveOperationException {
         final Topology topology = new Topology();
+        final Field builderField = Topology.class.getDeclaredField("internalTopologyBuilder");
+        builderField.setAccessible(true);
+        final InternalTopologyBuilder builder = (InternalTopologyBuilder) builderField.get(topology);
         final List<String> copartitioned = new ArrayList<>();
+        final List<String> internal = new ArrayList<>();
         final String[] subtopologies = spec.split("\\|", -1);
         for (int k = 0; k < subtopologies.length; k++) {
             final List<String> nodes = new ArrayList<>();
@@ -74,6 +82,13 @@ final class TopologyOrder {
             for (int j = 0; j < groups.length; j++) {
                 final boolean plain = groups[j].startsWith("!");
                 final String[] topics = (plain ? groups[j].substring(1) : groups[j]).split(",", -1);
+                for (int t = 0; t < topics.length; t++) {
+                    if (topics[t].startsWith("@")) {
+                        topics[t] = topics[t].substring(1);
+                        builder.addInternalTopic(topics[t], InternalTopicProperties.empty());
+                        internal.add(topics[t]);
+                    }
+                }
                 final String node = "src-" + k + "-" + j;
                 topology.addSource(node, topics);
                 nodes.add(node);
@@ -83,9 +98,13 @@ final class TopologyOrder {
             }
             topology.addProcessor("proc-" + k, NoOp::new, nodes.toArray(new String[0]));
         }
-        final Field builderField = Topology.class.getDeclaredField("internalTopologyBuilder");
-        builderField.setAccessible(true);
-        final InternalTopologyBuilder builder = (InternalTopologyBuilder) builderField.get(topology);
+        if (!internal.isEmpty()) {
+            topology.addSource("feeder-src", "feeder");
+            topology.addProcessor("feeder-proc", NoOp::new, "feeder-src");
+            for (final String topic : internal) {
+                topology.addSink("sink-" + topic, topic, "feeder-proc");
+            }
+        }
         for (final String node : copartitioned) {
             builder.copartitionSources(List.of(node));
         }
