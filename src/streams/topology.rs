@@ -247,7 +247,10 @@ impl Subtopology {
         self
     }
 
-    /// Adds a copartition group given as indexes.
+    /// Adds a copartition group given as indexes (into the lists as declared, before
+    /// [`StreamsTopology::canonical`] sorts them). The order of the indexes, source topics
+    /// first, is the order Java is assumed to have added the topics; see
+    /// [`Subtopology::copartition_topics`].
     pub fn copartition_group(mut self, group: CopartitionGroup) -> Self {
         self.copartition_groups.push(group);
         self
@@ -256,6 +259,13 @@ impl Subtopology {
     /// Adds a copartition group given by topic names, resolved against the source topics and
     /// repartition source topics added so far (source topics win, as in Java). Fails if a name
     /// is neither.
+    ///
+    /// The order of the groups and of the names does not decide the wire order:
+    /// [`StreamsTopology::canonical`] computes Java's. The one exception is two names of one
+    /// group with the same Java `HashSet` bucket, which Java keeps in the order it added them
+    /// (the order of its source nodes): give them in that order (source topics before
+    /// repartition topics). If they are the wrong way round, the broker refuses the member and
+    /// the error says the copartition groups differ.
     pub fn copartition_topics<I, S>(mut self, names: I) -> Result<Self, TopologyError>
     where
         I: IntoIterator<Item = S>,
