@@ -36,6 +36,9 @@ use crate::protocol::api::streams_group_describe::{
 use crate::protocol::BrokerErrorKind;
 use crate::streams::{StreamsTaskId, StreamsTopology, Subtopology, TopicInfo, UserEndpoint};
 
+mod refusal;
+pub(crate) use refusal::explain_topology_refusal;
+
 /// Pause before asking again after a coordinator move, a loading coordinator or a lost
 /// connection.
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
@@ -218,6 +221,7 @@ impl StreamsGroupDescription {
                 t.epoch,
                 t.subtopologies.map(|subs| StreamsTopology {
                     subtopologies: subs.into_iter().map(subtopology_from_wire).collect(),
+                    ..StreamsTopology::default()
                 }),
             ),
         };

@@ -48,9 +48,10 @@ pub use runtime::{
     StreamsGroupSessionHandle, StreamsGroupState,
 };
 pub use streams::{
-    CopartitionGroup, StreamsGroupSessionAssignment, StreamsGroupStatus, StreamsStatusCode,
-    StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole, StreamsTaskRuntime,
-    StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo, UserEndpoint,
+    CopartitionGroup, JavaHashSetSizing, StreamsGroupSessionAssignment, StreamsGroupStatus,
+    StreamsStatusCode, StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole,
+    StreamsTaskRuntime, StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo,
+    TopologyDifference, UserEndpoint,
 };
 
 /// Compiles the README's Rust examples as doc tests, so the README cannot drift from the API.

@@ -70,7 +70,17 @@ impl StreamsGroupSession {
         let session = self;
         loop {
             session.driver.poll(Instant::now());
-            session.check_failed()?;
+            if let Err(e) = session.check_failed() {
+                // A refused topology: say which field differs from the group's.
+                let left = deadline.saturating_duration_since(Instant::now());
+                return Err(crate::describe::explain_topology_refusal(
+                    e,
+                    session.config.get_client_config(),
+                    session.config.group_id(),
+                    session.driver.membership.topology(),
+                    left.min(session.driver.request_timeout()),
+                ));
+            }
             if session.driver.membership.member_epoch() > 0 {
                 return Ok(());
             }
