@@ -222,6 +222,9 @@ pub struct StreamsGroupSessionHandle {
     interrupt: Interrupt,
     /// Where and what [`describe_group`](Self::describe_group) asks (its own connection).
     describe_target: (crate::config::ClientConfig, String),
+    /// Offset commits and fetches, on a coordinator connection of their own.
+    pub(crate) offsets: Mutex<super::commit::OffsetClient>,
+    pub(crate) rebalance_timeout: Duration,
 }
 
 impl std::fmt::Debug for StreamsGroupSessionHandle {
@@ -235,7 +238,11 @@ impl std::fmt::Debug for StreamsGroupSessionHandle {
 
 impl StreamsGroupSessionHandle {
     pub(crate) fn spawn(session: StreamsGroupSession) -> Result<Self, Error> {
-        let StreamsGroupSession { driver, config } = session;
+        let StreamsGroupSession {
+            driver,
+            config,
+            offsets,
+        } = session;
         let shared = driver.shared().clone();
         let metrics = driver.member_metrics.clone();
         let (tx, rx) = bounded(64);
@@ -278,7 +285,14 @@ impl StreamsGroupSessionHandle {
                 config.get_client_config().clone(),
                 config.group_id().to_string(),
             ),
+            offsets: Mutex::new(offsets),
+            rebalance_timeout: config.get_rebalance_timeout(),
         })
+    }
+
+    /// The state shared with the heartbeat thread.
+    pub(crate) fn shared_state(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// The member id.

@@ -37,6 +37,8 @@ use super::shared::{Shared, StreamsGroupState};
 pub struct StreamsGroupSession {
     pub(crate) driver: Driver,
     pub(crate) config: StreamsGroupConfig,
+    /// Offset commits and fetches, on a coordinator connection of their own.
+    pub(crate) offsets: super::commit::OffsetClient,
 }
 
 impl std::fmt::Debug for StreamsGroupSession {
@@ -91,7 +93,12 @@ impl StreamsGroupSession {
             membership,
             shared,
         );
-        Ok(Self { driver, config })
+        let offsets = super::commit::OffsetClient::new(&config);
+        Ok(Self {
+            driver,
+            config,
+            offsets,
+        })
     }
 
     /// Sleeps until the driver has something due, or `deadline`. False if the deadline passed.

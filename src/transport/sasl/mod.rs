@@ -24,7 +24,7 @@
 //!
 //! [`step`]: SaslMechanism::step
 
-mod base64;
+pub(crate) mod base64;
 pub mod oauthbearer;
 pub mod plain;
 pub mod scram;
