@@ -426,6 +426,13 @@ impl StreamsGroupSessionHandle {
     /// Brings `runtime` to the current target assignment and reports the result as the owned
     /// tasks of the next heartbeat. Returns the transitions to carry out. Conflicting input is
     /// rejected without changing `runtime`.
+    ///
+    /// The revoked tasks are reported released **before** the application stopped them, so the
+    /// broker may give them to another member while they still run here: fine for members that
+    /// process nothing; an application that processes records uses
+    /// [`begin_reconciliation`](Self::begin_reconciliation) /
+    /// [`release_revoked`](Self::release_revoked) /
+    /// [`acknowledge_assigned`](Self::acknowledge_assigned) instead.
     pub fn reconcile_task_runtime(
         &self,
         runtime: &mut StreamsTaskRuntime,

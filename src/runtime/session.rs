@@ -178,7 +178,9 @@ impl StreamsGroupSession {
 
     /// Brings `runtime` to the current target assignment and reports the result as the owned
     /// tasks of the next heartbeat, in one call. Returns the transitions the application must
-    /// carry out (stop removed tasks, start added ones).
+    /// carry out (stop removed tasks, start added ones). Revoked tasks are reported released
+    /// before the application stopped them: for members that process records, use the
+    /// two-phase [`begin_reconciliation`](Self::begin_reconciliation) instead.
     pub fn reconcile_task_runtime(
         &mut self,
         runtime: &mut StreamsTaskRuntime,
