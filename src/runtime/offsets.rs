@@ -419,3 +419,118 @@ impl StreamsGroupSession {
         acknowledge(&mut self.member(), runtime, step)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::streams::StreamsTaskRole;
+
+    /// A member whose reports are recorded, with a settable target and lost count.
+    struct Fake {
+        target: StreamsTaskAssignment,
+        lost: u64,
+        reports: Vec<StreamsTaskAssignment>,
+        timeout: Duration,
+    }
+
+    impl Member for Fake {
+        fn tasks_lost(&self) -> u64 {
+            self.lost
+        }
+        fn target(&self) -> StreamsTaskAssignment {
+            self.target.clone()
+        }
+        fn report(&mut self, owned: StreamsTaskAssignment) -> Result<(), Error> {
+            self.reports.push(owned);
+            Ok(())
+        }
+        fn rebalance_timeout(&self) -> Duration {
+            self.timeout
+        }
+    }
+
+    fn active(ps: &[i32]) -> StreamsTaskAssignment {
+        StreamsTaskAssignment::from_tasks(
+            ps.iter()
+                .map(|&p| (StreamsTaskId::new("0", p), StreamsTaskRole::Active)),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn revoked_are_reported_only_at_release_and_assigned_only_at_acknowledge() {
+        let mut m = Fake {
+            target: active(&[0, 1]),
+            lost: 0,
+            reports: Vec::new(),
+            timeout: Duration::from_secs(60),
+        };
+        let mut rt = StreamsTaskRuntime::new();
+        let step = begin(&m, &mut rt).unwrap();
+        release(&mut m, &mut rt, &step).unwrap();
+        assert!(
+            m.reports.is_empty(),
+            "nothing revoked: nothing to report yet"
+        );
+        acknowledge(&mut m, &mut rt, &step).unwrap();
+        assert_eq!(m.reports.last(), Some(&active(&[0, 1])));
+
+        m.target = active(&[1, 2]);
+        let step = begin(&m, &mut rt).unwrap();
+        assert_eq!(m.reports.len(), 1, "planning reports nothing");
+        assert_eq!(rt.tasks(), &active(&[0, 1]), "revoked task still owned");
+        release(&mut m, &mut rt, &step).unwrap();
+        assert_eq!(
+            m.reports.last(),
+            Some(&active(&[1])),
+            "released, 2 not yet taken"
+        );
+        acknowledge(&mut m, &mut rt, &step).unwrap();
+        assert_eq!(m.reports.last(), Some(&active(&[1, 2])));
+    }
+
+    #[test]
+    fn lost_tasks_are_lost_not_revoked() {
+        let mut m = Fake {
+            target: active(&[0, 1]),
+            lost: 0,
+            reports: Vec::new(),
+            timeout: Duration::from_secs(60),
+        };
+        let mut rt = StreamsTaskRuntime::new();
+        let step = begin(&m, &mut rt).unwrap();
+        acknowledge(&mut m, &mut rt, &step).unwrap();
+        // Fenced: the session counted a loss and the target is empty until the rejoin.
+        m.lost = 1;
+        m.target = StreamsTaskAssignment::new();
+        let step = begin(&m, &mut rt).unwrap();
+        assert_eq!(step.plan().lost.len(), 2);
+        assert!(
+            step.plan().revoked.is_empty(),
+            "lost tasks must not be revoked"
+        );
+        assert!(rt.is_empty());
+        // Seen once only.
+        assert!(begin(&m, &mut rt).unwrap().plan().lost.is_empty());
+    }
+
+    #[test]
+    fn a_release_after_the_rebalance_timeout_is_reported_and_still_sent() {
+        let mut m = Fake {
+            target: active(&[0]),
+            lost: 0,
+            reports: Vec::new(),
+            timeout: Duration::from_millis(20),
+        };
+        let mut rt = StreamsTaskRuntime::new();
+        let step = begin(&m, &mut rt).unwrap();
+        acknowledge(&mut m, &mut rt, &step).unwrap();
+        m.target = StreamsTaskAssignment::new();
+        let step = begin(&m, &mut rt).unwrap();
+        std::thread::sleep(Duration::from_millis(40));
+        let e = release(&mut m, &mut rt, &step).unwrap_err();
+        assert!(matches!(e, Error::Timeout { .. }), "{e}");
+        assert!(e.to_string().contains("rebalance timeout"), "{e}");
+        assert_eq!(m.reports.last(), Some(&StreamsTaskAssignment::new()));
+    }
+}
