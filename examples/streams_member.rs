@@ -3,8 +3,9 @@
 //! It creates the input topic if needed, joins the group with the topology of a small
 //! counting application (`stream(input).selectKey(..).groupByKey().count()`, the same one the
 //! Java peer in testing/streams-peer runs, so Java instances can join the same group), keeps
-//! its task runtime in step with the broker's assignment, and leaves cleanly on Ctrl-C or
-//! after `--duration`.
+//! its task runtime in step with the broker's assignment in the safe two-phase order (revoked
+//! tasks released only after they were stopped, new tasks started from their committed
+//! offsets, then acknowledged), and leaves cleanly on Ctrl-C or after `--duration`.
 //!
 //! ```text
 //! cargo run --example streams_member -- --bootstrap-server 127.0.0.1:19092 \
@@ -19,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use kafka_streams_group::admin::{self, NewTopic};
 use kafka_streams_group::{
-    ClientConfig, Error, StreamsGroupConfig, StreamsGroupSession, StreamsTaskRuntime,
-    StreamsTopology, Subtopology, TopicInfo,
+    ClientConfig, Error, OffsetFetchOutcome, StreamsGroupConfig, StreamsGroupSession,
+    StreamsTaskRole, StreamsTaskRuntime, StreamsTopology, Subtopology, TopicInfo,
 };
 
 struct Args {
@@ -185,11 +186,40 @@ fn run(args: Args) -> Result<(), Error> {
             println!("a member requested an application shutdown; leaving");
             break;
         }
-        let transitions = handle.reconcile_task_runtime(&mut runtime)?;
-        for t in &transitions {
-            println!("task    {t}");
+        // The safe handover order (as Kafka Streams does it): drop lost tasks without
+        // committing; stop revoked tasks and commit their progress; only then report them
+        // released; take the new tasks (resuming at their committed offsets); acknowledge.
+        let step = handle.begin_reconciliation(&mut runtime)?;
+        for (task, role) in &step.plan().lost {
+            println!("task    lost {task} ({role:?}): dropped, not committed");
         }
-        if !transitions.is_empty() {
+        for (task, role) in &step.plan().revoked {
+            println!("task    stop {task} ({role:?})");
+            // This example processes no records, so there is no progress to commit; a real
+            // application commits here, while the task is still its own:
+            // handle.commit_offsets(&offsets_of(task), Duration::from_secs(10))?;
+        }
+        handle.release_revoked(&mut runtime, &step)?;
+        for (task, role) in &step.plan().assigned {
+            let resume = if *role == StreamsTaskRole::Active {
+                let partitions = handle.task_partitions(task).into_iter().collect();
+                match handle.fetch_committed_offsets(&partitions, Duration::from_secs(10))? {
+                    OffsetFetchOutcome::Fetched(committed) => committed
+                        .iter()
+                        .map(|(tp, c)| match c {
+                            Some(c) => format!(" {tp}@{}", c.offset),
+                            None => format!(" {tp}@(none)"),
+                        })
+                        .collect::<String>(),
+                    other => format!(" (committed offsets: {other:?})"),
+                }
+            } else {
+                String::new()
+            };
+            println!("task    start {task} ({role:?}){resume}");
+        }
+        handle.acknowledge_assigned(&mut runtime, &step)?;
+        if !step.plan().is_empty() {
             let owned = runtime.owned_assignment();
             println!(
                 "epoch {}: {} active, {} standby, {} warm-up task(s); group ready: {}",

@@ -9,8 +9,11 @@
 //! The transitions come in the order an application should apply them: removals first
 //! (release what it gives up), then role changes (which keep local state), then additions.
 //! After each step the runtime's owned tasks are what the member reports back to the broker
-//! in its next heartbeat (`StreamsGroupSessionHandle::reconcile_task_runtime` does both in
-//! one call when a broker is involved).
+//! in its next heartbeat. With a broker, an application that processes records uses the
+//! two-phase form instead (`begin_reconciliation`, stop and commit the revoked tasks,
+//! `release_revoked`, start the assigned ones, `acknowledge_assigned`), shown at the end with
+//! `StreamsTaskRuntime::plan`; `reconcile_task_runtime` does everything in one call and
+//! suits only members that process nothing.
 
 use kafka_streams_group::{
     StreamsTaskRuntime, StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo,
@@ -116,8 +119,38 @@ fn main() {
     }
 
     println!(
-        "step {}: fenced by the broker: every task is lost",
+        "step {}: the safe order for the next target (what begin_reconciliation plans)",
         steps.len() + 2
+    );
+    let next = kafka_streams_group::StreamsTaskAssignment::from_wire(
+        &wire(&[("0", &[0]), ("1", &[1, 2, 3])]),
+        &wire(&[("1", &[0])]),
+        &[],
+    )
+    .expect("valid target");
+    let plan = runtime.plan(&next).expect("known subtopologies");
+    for (task, role) in &plan.revoked {
+        let commit = if *role == kafka_streams_group::StreamsTaskRole::Active {
+            " and commit its offsets (still owned)"
+        } else {
+            ""
+        };
+        println!("  1. stop {task} ({role:?}){commit}");
+    }
+    runtime.release_revoked(&plan);
+    println!(
+        "  2. report released: owned now {} tasks; the broker may move them now",
+        runtime.len()
+    );
+    for (task, role) in &plan.assigned {
+        println!("  3. start {task} ({role:?}) from its committed offsets");
+    }
+    runtime.take_assigned(&plan);
+    println!("  4. acknowledge: owned now {} tasks", runtime.len());
+
+    println!(
+        "step {}: fenced by the broker: every task is lost (drop, never commit)",
+        steps.len() + 3
     );
     print_transitions(&runtime.clear());
     println!("  owned now: {} tasks", runtime.len());

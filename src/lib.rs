@@ -45,13 +45,16 @@ pub use error::{Error, Result};
 pub use protocol::BrokerErrorKind;
 pub use runtime::{
     AssignmentSubscriber, StreamsGroupConfig, StreamsGroupMetrics, StreamsGroupSession,
-    StreamsGroupSessionHandle, StreamsGroupState,
+    StreamsGroupSessionHandle, StreamsGroupState, StreamsReconciliation,
+};
+pub use streams::commit::{
+    CommitOffset, CommittedOffset, OffsetCommitOutcome, OffsetFetchOutcome, TopicPartition,
 };
 pub use streams::{
     CopartitionGroup, JavaHashSetSizing, StreamsGroupSessionAssignment, StreamsGroupStatus,
-    StreamsStatusCode, StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole,
-    StreamsTaskRuntime, StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo,
-    TopologyDifference, UserEndpoint,
+    StreamsStatusCode, StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan,
+    StreamsTaskRole, StreamsTaskRuntime, StreamsTaskTransition, StreamsTopology, Subtopology,
+    TopicInfo, TopologyDifference, UserEndpoint,
 };
 
 /// Compiles the README's Rust examples as doc tests, so the README cannot drift from the API.

@@ -26,6 +26,8 @@ mod model;
 mod core_apis;
 #[path = "conformance/headers.rs"]
 mod headers;
+#[path = "conformance/offsets.rs"]
+mod offsets;
 #[path = "conformance/oracle.rs"]
 mod oracle;
 #[path = "conformance/streams.rs"]
@@ -425,6 +427,7 @@ fn conformance_against_kafka() {
     headers::run(&mut run);
     core_apis::run(&mut run);
     streams::run(&mut run);
+    offsets::run(&mut run);
 
     for (kind, (n, example)) in &run.samples {
         eprintln!("conformance: strictness differs ({n}x): {kind}, e.g. {example}");

@@ -30,6 +30,13 @@ use kafka_streams_group::protocol::api::find_coordinator::{Coordinator, FindCoor
 use kafka_streams_group::protocol::api::metadata::{
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
+use kafka_streams_group::protocol::api::offset_commit::{
+    OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+};
+use kafka_streams_group::protocol::api::offset_fetch::{
+    OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartition,
+    OffsetFetchResponseTopic,
+};
 use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
 use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
@@ -522,10 +529,85 @@ fn frame_input(max_div4: u8, splits: &[u8], stream: &[u8]) -> Vec<u8> {
     v
 }
 
+fn offset_commit_response() -> OffsetCommitResponse {
+    OffsetCommitResponse {
+        throttle_time_ms: 0,
+        topics: vec![OffsetCommitResponseTopic {
+            name: "in".into(),
+            topic_id: Uuid([3; 16]),
+            partitions: vec![
+                OffsetCommitResponsePartition {
+                    partition_index: 0,
+                    error_code: 0,
+                },
+                OffsetCommitResponsePartition {
+                    partition_index: 1,
+                    error_code: 113, // STALE_MEMBER_EPOCH
+                },
+            ],
+        }],
+    }
+}
+
+fn offset_fetch_topics() -> Vec<OffsetFetchResponseTopic> {
+    vec![OffsetFetchResponseTopic {
+        name: "in".into(),
+        topic_id: Uuid([3; 16]),
+        partitions: vec![
+            OffsetFetchResponsePartition {
+                partition_index: 0,
+                committed_offset: 42,
+                committed_leader_epoch: 0,
+                metadata: Some("AgAAAYvP5WgA".into()),
+                error_code: 0,
+            },
+            OffsetFetchResponsePartition {
+                partition_index: 1,
+                committed_offset: -1,
+                committed_leader_epoch: -1,
+                metadata: Some(String::new()),
+                error_code: 0,
+            },
+        ],
+    }]
+}
+
+fn offset_fetch_response(version: i16) -> OffsetFetchResponse {
+    if version <= 7 {
+        OffsetFetchResponse {
+            topics: offset_fetch_topics(),
+            ..OffsetFetchResponse::default()
+        }
+    } else {
+        OffsetFetchResponse {
+            groups: vec![OffsetFetchResponseGroup {
+                group_id: "app".into(),
+                topics: offset_fetch_topics(),
+                error_code: 0,
+            }],
+            ..OffsetFetchResponse::default()
+        }
+    }
+}
+
 /// Every seed: (target, file name, bytes).
 fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     use harness::message_input;
     let mut out = Vec::new();
+    for v in 2..=10 {
+        out.push((
+            "offset_commit_response",
+            format!("two-partitions-v{v}"),
+            message_input(&offset_commit_response(), v),
+        ));
+    }
+    for v in 1..=10 {
+        out.push((
+            "offset_fetch_response",
+            format!("two-partitions-v{v}"),
+            message_input(&offset_fetch_response(v), v),
+        ));
+    }
     every_version(
         &mut out,
         "api_versions_response",
@@ -759,6 +841,8 @@ fn decodes(target: &str, data: &[u8]) -> bool {
         "streams_group_describe_response" => body::<StreamsGroupDescribeResponse>(data),
         "streams_group_heartbeat_request" => body::<StreamsGroupHeartbeatRequest>(data),
         "streams_group_describe_request" => body::<StreamsGroupDescribeRequest>(data),
+        "offset_commit_response" => body::<OffsetCommitResponse>(data),
+        "offset_fetch_response" => body::<OffsetFetchResponse>(data),
         "api_versions_response_frame" => {
             let (sel, rest) = data.split_first().expect("non-empty seed");
             let v = harness::pick_version::<ApiVersionsResponse>(*sel);

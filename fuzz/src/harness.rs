@@ -21,6 +21,8 @@ use kafka_streams_group::protocol::api::api_versions::{
 use kafka_streams_group::protocol::api::create_topics::CreateTopicsResponse;
 use kafka_streams_group::protocol::api::find_coordinator::FindCoordinatorResponse;
 use kafka_streams_group::protocol::api::metadata::MetadataResponse;
+use kafka_streams_group::protocol::api::offset_commit::OffsetCommitResponse;
+use kafka_streams_group::protocol::api::offset_fetch::OffsetFetchResponse;
 use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
 use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
@@ -85,6 +87,14 @@ pub const TARGETS: &[(&str, Check)] = &[
     (
         "streams_group_describe_request",
         message_round_trip::<StreamsGroupDescribeRequest>,
+    ),
+    (
+        "offset_commit_response",
+        message_round_trip::<OffsetCommitResponse>,
+    ),
+    (
+        "offset_fetch_response",
+        message_round_trip::<OffsetFetchResponse>,
     ),
 ];
 

@@ -43,6 +43,10 @@ pub use error::BrokerErrorKind;
 pub enum ApiKey {
     /// Metadata (3).
     Metadata,
+    /// OffsetCommit (8).
+    OffsetCommit,
+    /// OffsetFetch (9).
+    OffsetFetch,
     /// FindCoordinator (10).
     FindCoordinator,
     /// SaslHandshake (17).
@@ -61,8 +65,10 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every key, in numeric order.
-    pub const ALL: [ApiKey; 8] = [
+    pub const ALL: [ApiKey; 10] = [
         ApiKey::Metadata,
+        ApiKey::OffsetCommit,
+        ApiKey::OffsetFetch,
         ApiKey::FindCoordinator,
         ApiKey::SaslHandshake,
         ApiKey::ApiVersions,
@@ -76,6 +82,8 @@ impl ApiKey {
     pub const fn code(self) -> i16 {
         match self {
             ApiKey::Metadata => 3,
+            ApiKey::OffsetCommit => 8,
+            ApiKey::OffsetFetch => 9,
             ApiKey::FindCoordinator => 10,
             ApiKey::SaslHandshake => 17,
             ApiKey::ApiVersions => 18,
@@ -90,6 +98,8 @@ impl ApiKey {
     pub const fn from_code(code: i16) -> Option<ApiKey> {
         Some(match code {
             3 => ApiKey::Metadata,
+            8 => ApiKey::OffsetCommit,
+            9 => ApiKey::OffsetFetch,
             10 => ApiKey::FindCoordinator,
             17 => ApiKey::SaslHandshake,
             18 => ApiKey::ApiVersions,
@@ -105,6 +115,8 @@ impl ApiKey {
     pub const fn name(self) -> &'static str {
         match self {
             ApiKey::Metadata => "Metadata",
+            ApiKey::OffsetCommit => "OffsetCommit",
+            ApiKey::OffsetFetch => "OffsetFetch",
             ApiKey::FindCoordinator => "FindCoordinator",
             ApiKey::SaslHandshake => "SaslHandshake",
             ApiKey::ApiVersions => "ApiVersions",

@@ -199,6 +199,17 @@ impl StreamsGroupConfig {
         &self.topology
     }
 
+    /// The static member instance id, if set.
+    pub fn get_instance_id(&self) -> Option<&str> {
+        self.instance_id.as_deref()
+    }
+
+    /// The rebalance timeout: how long the broker waits for the member to release revoked
+    /// tasks before it removes the member from the group.
+    pub fn get_rebalance_timeout(&self) -> Duration {
+        Duration::from_millis(u64::try_from(self.rebalance_timeout_ms).unwrap_or(0))
+    }
+
     /// The process id.
     pub fn get_process_id(&self) -> &str {
         &self.process_id

@@ -185,6 +185,7 @@ impl Driver {
         }
         let r = self.membership.handle_command(now, command);
         self.drain_events();
+        self.shared.publish_owned(self.membership.owned_tasks());
         r.map_err(Error::from)
     }
 
@@ -554,6 +555,7 @@ impl Driver {
                     self.log_status_changes(&assignment);
                 }
                 MembershipEvent::TasksLost { reason, tasks } => {
+                    self.shared.publish_tasks_lost();
                     if reason == TasksLostReason::Fenced {
                         self.member_metrics.record_rejoin();
                         log::warn!(

@@ -222,6 +222,9 @@ pub struct StreamsGroupSessionHandle {
     interrupt: Interrupt,
     /// Where and what [`describe_group`](Self::describe_group) asks (its own connection).
     describe_target: (crate::config::ClientConfig, String),
+    /// Offset commits and fetches, on a coordinator connection of their own.
+    pub(crate) offsets: Mutex<super::commit::OffsetClient>,
+    pub(crate) rebalance_timeout: Duration,
 }
 
 impl std::fmt::Debug for StreamsGroupSessionHandle {
@@ -234,9 +237,13 @@ impl std::fmt::Debug for StreamsGroupSessionHandle {
 }
 
 impl StreamsGroupSessionHandle {
-    /// Moves a joined session's driver onto a new heartbeat thread (see
-    /// [`crate::StreamsGroupSession::spawn_heartbeat_thread`]).
-    pub(crate) fn spawn(driver: Driver, config: StreamsGroupConfig) -> Result<Self, Error> {
+    /// Moves a joined session's driver (and its offset-commit client) onto a new heartbeat
+    /// thread (see [`crate::StreamsGroupSession::spawn_heartbeat_thread`]).
+    pub(crate) fn spawn(
+        driver: Driver,
+        config: StreamsGroupConfig,
+        offsets: super::commit::OffsetClient,
+    ) -> Result<Self, Error> {
         let shared = driver.shared().clone();
         let metrics = driver.member_metrics.clone();
         let (tx, rx) = bounded(64);
@@ -279,7 +286,14 @@ impl StreamsGroupSessionHandle {
                 config.get_client_config().clone(),
                 config.group_id().to_string(),
             ),
+            offsets: Mutex::new(offsets),
+            rebalance_timeout: config.get_rebalance_timeout(),
         })
+    }
+
+    /// The state shared with the heartbeat thread.
+    pub(crate) fn shared_state(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// The member id.
@@ -413,6 +427,13 @@ impl StreamsGroupSessionHandle {
     /// Brings `runtime` to the current target assignment and reports the result as the owned
     /// tasks of the next heartbeat. Returns the transitions to carry out. Conflicting input is
     /// rejected without changing `runtime`.
+    ///
+    /// The revoked tasks are reported released **before** the application stopped them, so the
+    /// broker may give them to another member while they still run here: fine for members that
+    /// process nothing; an application that processes records uses
+    /// [`begin_reconciliation`](Self::begin_reconciliation) /
+    /// [`release_revoked`](Self::release_revoked) /
+    /// [`acknowledge_assigned`](Self::acknowledge_assigned) instead.
     pub fn reconcile_task_runtime(
         &self,
         runtime: &mut StreamsTaskRuntime,

@@ -15,15 +15,18 @@
 //! [`StreamsGroupSession`] runs the same `Driver` on the caller's thread; there is
 //! one implementation of the I/O around the state machine (`driver::Driver`).
 
+pub(crate) mod commit;
 pub mod config;
 pub(crate) mod driver;
 pub mod handle;
 pub mod metrics;
+pub mod offsets;
 pub mod session;
 pub mod shared;
 
 pub use config::StreamsGroupConfig;
 pub use handle::StreamsGroupSessionHandle;
 pub use metrics::StreamsGroupMetrics;
+pub use offsets::StreamsReconciliation;
 pub use session::StreamsGroupSession;
 pub use shared::{AssignmentSubscriber, StreamsGroupState};

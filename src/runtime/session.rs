@@ -36,6 +36,8 @@ use super::shared::{Shared, StreamsGroupState};
 pub struct StreamsGroupSession {
     pub(crate) driver: Driver,
     pub(crate) config: StreamsGroupConfig,
+    /// Offset commits and fetches, on a coordinator connection of their own.
+    pub(crate) offsets: super::commit::OffsetClient,
 }
 
 impl std::fmt::Debug for StreamsGroupSession {
@@ -109,7 +111,12 @@ impl StreamsGroupSession {
             membership,
             shared,
         );
-        Ok(Self { driver, config })
+        let offsets = super::commit::OffsetClient::new(&config);
+        Ok(Self {
+            driver,
+            config,
+            offsets,
+        })
     }
 
     /// Sleeps until the driver has something due, or `deadline`. False if the deadline passed.
@@ -189,7 +196,9 @@ impl StreamsGroupSession {
 
     /// Brings `runtime` to the current target assignment and reports the result as the owned
     /// tasks of the next heartbeat, in one call. Returns the transitions the application must
-    /// carry out (stop removed tasks, start added ones).
+    /// carry out (stop removed tasks, start added ones). Revoked tasks are reported released
+    /// before the application stopped them: for members that process records, use the
+    /// two-phase [`begin_reconciliation`](Self::begin_reconciliation) instead.
     pub fn reconcile_task_runtime(
         &mut self,
         runtime: &mut StreamsTaskRuntime,
@@ -295,7 +304,7 @@ impl StreamsGroupSession {
     /// Moves the session onto a dedicated heartbeat thread, which keeps the membership alive
     /// from now on. See [`StreamsGroupSessionHandle`].
     pub fn spawn_heartbeat_thread(self) -> Result<StreamsGroupSessionHandle, Error> {
-        StreamsGroupSessionHandle::spawn(self.driver, self.config)
+        StreamsGroupSessionHandle::spawn(self.driver, self.config, self.offsets)
     }
 }
 

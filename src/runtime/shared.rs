@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::Error;
-use crate::streams::{MemberState, StreamsGroupSessionAssignment};
+use crate::streams::{MemberState, StreamsGroupSessionAssignment, StreamsTaskAssignment};
 
 /// Where a session stands, as seen by the application.
 #[derive(Clone, Debug)]
@@ -62,6 +62,10 @@ struct Published {
     state: StreamsGroupState,
     member_id: String,
     member_epoch: i32,
+    /// The tasks the application last reported as owned (what commits may cover).
+    owned: Arc<StreamsTaskAssignment>,
+    /// How many times the member lost its tasks (fencing, failure, leave).
+    tasks_lost: u64,
 }
 
 /// The single place application threads and the heartbeat thread meet (besides commands).
@@ -80,6 +84,8 @@ impl Shared {
                 state: StreamsGroupState::Joining,
                 member_id,
                 member_epoch: 0,
+                owned: Arc::new(StreamsTaskAssignment::new()),
+                tasks_lost: 0,
             }),
             changed: Condvar::new(),
         })
@@ -102,6 +108,46 @@ impl Shared {
         p.member_epoch = member_epoch;
         p.version += 1;
         self.changed.notify_all();
+    }
+
+    /// Publishes the owned tasks if they changed. No subscriber wake-up: the assignment did
+    /// not move.
+    pub(crate) fn publish_owned(&self, owned: &StreamsTaskAssignment) {
+        let mut p = self.published.lock();
+        if *p.owned != *owned {
+            p.owned = Arc::new(owned.clone());
+        }
+    }
+
+    /// Records that the member lost its tasks (they are no longer owned) and wakes waiters.
+    pub(crate) fn publish_tasks_lost(&self) {
+        let mut p = self.published.lock();
+        p.owned = Arc::new(StreamsTaskAssignment::new());
+        p.tasks_lost += 1;
+        p.version += 1;
+        self.changed.notify_all();
+    }
+
+    /// The owned tasks (O(1)).
+    pub(crate) fn owned(&self) -> Arc<StreamsTaskAssignment> {
+        self.published.lock().owned.clone()
+    }
+
+    /// How many times the member lost its tasks so far.
+    pub(crate) fn tasks_lost(&self) -> u64 {
+        self.published.lock().tasks_lost
+    }
+
+    /// Blocks until the member epoch differs from `stale`, the session ended, or `deadline`;
+    /// returns the epoch then.
+    pub(crate) fn await_epoch_change(&self, stale: i32, deadline: Instant) -> i32 {
+        let mut p = self.published.lock();
+        while p.member_epoch == stale && !p.state.is_terminal() {
+            if self.changed.wait_until(&mut p, deadline).timed_out() {
+                break;
+            }
+        }
+        p.member_epoch
     }
 
     /// A deep copy of the snapshot, made outside the lock.

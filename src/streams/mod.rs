@@ -4,6 +4,7 @@
 //! in by the caller, which keeps every rule testable on a manual clock.
 
 pub mod assignment;
+pub mod commit;
 mod java_order;
 pub mod membership;
 pub mod offsets;
@@ -21,7 +22,7 @@ pub use membership::{
     MembershipError, MembershipEvent, RetryBackoff, StreamsMembership, TasksLostReason,
 };
 pub use offsets::StreamsTaskOffsets;
-pub use runtime::StreamsTaskRuntime;
+pub use runtime::{StreamsTaskPlan, StreamsTaskRuntime};
 pub use task::{
     StreamsTaskAssignment, StreamsTaskError, StreamsTaskId, StreamsTaskRole, StreamsTaskTransition,
     WireTaskIds,

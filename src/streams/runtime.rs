@@ -21,7 +21,12 @@ pub struct StreamsTaskRuntime {
     tasks: StreamsTaskAssignment,
     // `None` = accept any subtopology id (e.g. when the runtime is used without a topology).
     known_subtopologies: Option<BTreeSet<String>>,
+    /// The session's tasks-lost count this runtime has caught up with (see `plan`).
+    pub(crate) lost_seen: u64,
 }
+
+mod plan;
+pub use plan::StreamsTaskPlan;
 
 impl StreamsTaskRuntime {
     /// A runtime with no tasks that accepts tasks of any subtopology.
@@ -38,6 +43,7 @@ impl StreamsTaskRuntime {
         Self {
             tasks: StreamsTaskAssignment::new(),
             known_subtopologies: Some(ids.into_iter().map(Into::into).collect()),
+            lost_seen: 0,
         }
     }
 

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 pub mod member;
+pub mod peer;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

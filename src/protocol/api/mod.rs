@@ -10,6 +10,8 @@ pub mod api_versions;
 pub mod create_topics;
 pub mod find_coordinator;
 pub mod metadata;
+pub mod offset_commit;
+pub mod offset_fetch;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod streams_group_describe;

@@ -26,7 +26,7 @@
 //!
 //! [`step`]: SaslMechanism::step
 
-mod base64;
+pub(crate) mod base64;
 pub mod oauthbearer;
 pub mod plain;
 pub mod scram;
