@@ -33,9 +33,10 @@ use kafka_streams_group::protocol::api::metadata::{
 use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
 use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
-    Assignment, DescribedGroup, Member, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
-    Subtopology as DescribeSubtopology, Topology as DescribeTopology, TopologyDescription,
-    TopologyDescriptionGlobalStore, TopologyDescriptionNode, TopologyDescriptionSubtopology,
+    Assignment, DescribedGroup, DescribedSubtopology as DescribeSubtopology,
+    DescribedTopology as DescribeTopology, Member, StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse, TopologyDescription, TopologyDescriptionGlobalStore,
+    TopologyDescriptionNode, TopologyDescriptionSubtopology,
 };
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     CopartitionGroup, Endpoint, EndpointToPartitions, KeyValue, Status,

@@ -5,7 +5,7 @@
 //! ```
 //! use kafka_streams_group::protocol::api::metadata::{MetadataRequest, MetadataResponse};
 //! use kafka_streams_group::protocol::frame::{
-//!     decode_response_frame, encode_request_frame, encode_response_frame, FrameDecoder,
+//!     decode_response, encode_request_frame, encode_response, FrameDecoder,
 //! };
 //!
 //! // Client side: append a whole frame (length prefix back-patched) to a reusable buffer.
@@ -14,13 +14,13 @@
 //!
 //! // Whatever arrives from the socket is pushed in any chunking; complete frames come out.
 //! let mut wire = Vec::new();
-//! encode_response_frame::<MetadataRequest>(&mut wire, 7, &MetadataResponse::default(), 12)?;
+//! encode_response(&mut wire, 7, &MetadataResponse::default(), 12)?;
 //! let mut frames = FrameDecoder::new();
 //! frames.push(&wire[..3]);
 //! assert!(frames.next_frame()?.is_none());
 //! frames.push(&wire[3..]);
 //! let frame = frames.next_frame()?.expect("complete frame");
-//! let (header, body) = decode_response_frame::<MetadataRequest>(&frame, 12)?;
+//! let (header, body) = decode_response::<MetadataResponse>(&frame, 12)?;
 //! assert_eq!(header.correlation_id, 7);
 //! assert!(body.topics.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -34,7 +34,8 @@ pub mod header;
 pub mod node_ids;
 
 pub use codec::{
-    ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder, Request, Uuid,
+    decode_message, decode_message_into, encode_message, ApiMessage, Decodable, DecodeError,
+    DecodeInto, Decoder, Encodable, EncodeError, Encoder, Request, Response, Uuid,
 };
 pub use error::BrokerErrorKind;
 
