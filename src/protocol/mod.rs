@@ -42,6 +42,12 @@ pub use error::BrokerErrorKind;
 /// The Kafka APIs this library speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ApiKey {
+    /// Produce (0).
+    Produce,
+    /// Fetch (1).
+    Fetch,
+    /// ListOffsets (2).
+    ListOffsets,
     /// Metadata (3).
     Metadata,
     /// FindCoordinator (10).
@@ -52,6 +58,8 @@ pub enum ApiKey {
     ApiVersions,
     /// CreateTopics (19).
     CreateTopics,
+    /// InitProducerId (22).
+    InitProducerId,
     /// SaslAuthenticate (36).
     SaslAuthenticate,
     /// StreamsGroupHeartbeat (88).
@@ -62,12 +70,16 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every key, in numeric order.
-    pub const ALL: [ApiKey; 8] = [
+    pub const ALL: [ApiKey; 12] = [
+        ApiKey::Produce,
+        ApiKey::Fetch,
+        ApiKey::ListOffsets,
         ApiKey::Metadata,
         ApiKey::FindCoordinator,
         ApiKey::SaslHandshake,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
+        ApiKey::InitProducerId,
         ApiKey::SaslAuthenticate,
         ApiKey::StreamsGroupHeartbeat,
         ApiKey::StreamsGroupDescribe,
@@ -76,11 +88,15 @@ impl ApiKey {
     /// The numeric API key.
     pub const fn code(self) -> i16 {
         match self {
+            ApiKey::Produce => 0,
+            ApiKey::Fetch => 1,
+            ApiKey::ListOffsets => 2,
             ApiKey::Metadata => 3,
             ApiKey::FindCoordinator => 10,
             ApiKey::SaslHandshake => 17,
             ApiKey::ApiVersions => 18,
             ApiKey::CreateTopics => 19,
+            ApiKey::InitProducerId => 22,
             ApiKey::SaslAuthenticate => 36,
             ApiKey::StreamsGroupHeartbeat => 88,
             ApiKey::StreamsGroupDescribe => 89,
@@ -90,11 +106,15 @@ impl ApiKey {
     /// The key for a numeric code, if it is one we speak.
     pub const fn from_code(code: i16) -> Option<ApiKey> {
         Some(match code {
+            0 => ApiKey::Produce,
+            1 => ApiKey::Fetch,
+            2 => ApiKey::ListOffsets,
             3 => ApiKey::Metadata,
             10 => ApiKey::FindCoordinator,
             17 => ApiKey::SaslHandshake,
             18 => ApiKey::ApiVersions,
             19 => ApiKey::CreateTopics,
+            22 => ApiKey::InitProducerId,
             36 => ApiKey::SaslAuthenticate,
             88 => ApiKey::StreamsGroupHeartbeat,
             89 => ApiKey::StreamsGroupDescribe,
@@ -105,11 +125,15 @@ impl ApiKey {
     /// Kafka's name for the API, e.g. `"StreamsGroupHeartbeat"`.
     pub const fn name(self) -> &'static str {
         match self {
+            ApiKey::Produce => "Produce",
+            ApiKey::Fetch => "Fetch",
+            ApiKey::ListOffsets => "ListOffsets",
             ApiKey::Metadata => "Metadata",
             ApiKey::FindCoordinator => "FindCoordinator",
             ApiKey::SaslHandshake => "SaslHandshake",
             ApiKey::ApiVersions => "ApiVersions",
             ApiKey::CreateTopics => "CreateTopics",
+            ApiKey::InitProducerId => "InitProducerId",
             ApiKey::SaslAuthenticate => "SaslAuthenticate",
             ApiKey::StreamsGroupHeartbeat => "StreamsGroupHeartbeat",
             ApiKey::StreamsGroupDescribe => "StreamsGroupDescribe",
@@ -132,7 +156,9 @@ mod tests {
         for k in ApiKey::ALL {
             assert_eq!(ApiKey::from_code(k.code()), Some(k));
         }
-        assert_eq!(ApiKey::from_code(0), None);
+        assert_eq!(ApiKey::from_code(0), Some(ApiKey::Produce));
+        assert_eq!(ApiKey::from_code(4), None);
+        assert_eq!(ApiKey::Fetch.to_string(), "Fetch(1)");
         assert_eq!(ApiKey::StreamsGroupHeartbeat.code(), 88);
         assert_eq!(ApiKey::ApiVersions.to_string(), "ApiVersions(18)");
     }

@@ -72,8 +72,12 @@ macro_rules! code_enum {
 
 pub mod api_versions;
 pub mod create_topics;
+pub mod fetch;
 pub mod find_coordinator;
+pub mod init_producer_id;
+pub mod list_offsets;
 pub mod metadata;
+pub mod produce;
 pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod streams_group_describe;
