@@ -116,8 +116,10 @@ impl Broker {
     fn open(topic: &str) -> Broker {
         let cluster = Cluster::get();
         create_topic(&cluster, topic, 1);
-        let mut opts = BrokerConnectOptions::default();
-        opts.client_id = Some("ksg-data-protocol-live".into());
+        let opts = BrokerConnectOptions {
+            client_id: Some("ksg-data-protocol-live".into()),
+            ..Default::default()
+        };
         let mut conn =
             BrokerConnection::connect(cluster.plaintext(), &opts, deadline()).expect("connect");
         // Wait until the new partition has a leader and read the topic id.
