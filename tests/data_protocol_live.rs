@@ -1,7 +1,8 @@
 //! The data-path messages against a real broker (issue 15): ListOffsets earliest/latest,
 //! InitProducerId, Produce of a hand-built minimal record batch (magic 2, uncompressed,
-//! idempotent), Fetch of it back, at the negotiated versions and at the last version that
-//! names topics (Fetch v12, Produce v12) as well as the topic-id versions (v13+).
+//! idempotent), Fetch of it back and OffsetForLeaderEpoch of the current epoch, at the
+//! negotiated versions and at the last version that names topics (Fetch v12, Produce v12) as
+//! well as the topic-id versions (v13+).
 //!
 //! The record batch is built here byte by byte (CRC-32C by a small helper): the record-batch
 //! codec is not this test's subject, and the broker checks the CRC, so a wrong helper fails.
@@ -25,6 +26,10 @@ use kafka_streams_group::protocol::api::list_offsets::{
     EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
 };
 use kafka_streams_group::protocol::api::metadata::MetadataRequest;
+use kafka_streams_group::protocol::api::offset_for_leader_epoch::{
+    EpochEndOffset, OffsetForLeaderEpochRequest, OffsetForLeaderPartition, OffsetForLeaderTopic,
+    CONSUMER_REPLICA_ID,
+};
 use kafka_streams_group::protocol::api::produce::{
     PartitionProduceData, PartitionProduceResponse, ProduceRequest, TopicProduceData, ACKS_ALL,
 };
@@ -179,6 +184,30 @@ impl Broker {
         }
     }
 
+    fn epoch_end(&mut self, current: i32, epoch: i32) -> EpochEndOffset {
+        let v = self
+            .conn
+            .pick_version::<OffsetForLeaderEpochRequest>()
+            .expect("OffsetForLeaderEpoch");
+        let req = OffsetForLeaderEpochRequest {
+            replica_id: CONSUMER_REPLICA_ID,
+            topics: vec![OffsetForLeaderTopic {
+                topic: self.topic.clone(),
+                partitions: vec![OffsetForLeaderPartition {
+                    partition: 0,
+                    current_leader_epoch: current,
+                    leader_epoch: epoch,
+                }],
+            }],
+        };
+        let resp = self
+            .conn
+            .send_request(&req, v, deadline())
+            .expect("epoch end");
+        assert_eq!(resp.topics.len(), 1, "OffsetForLeaderEpoch v{v}: {resp:?}");
+        resp.topics[0].partitions[0]
+    }
+
     fn produce(&mut self, version: i16, batch: &[u8]) -> PartitionProduceResponse {
         let by_id = version >= 13;
         let req = ProduceRequest {
@@ -272,6 +301,11 @@ fn list_offsets_init_producer_id_produce_and_fetch() {
             InitProducerIdRequest::API_KEY,
             InitProducerIdRequest::MAX_VERSION,
         ),
+        (
+            "OffsetForLeaderEpoch",
+            OffsetForLeaderEpochRequest::API_KEY,
+            OffsetForLeaderEpochRequest::MAX_VERSION,
+        ),
     ] {
         eprintln!(
             "{name}: broker {:?}, crate max v{ours}",
@@ -355,6 +389,19 @@ fn list_offsets_init_producer_id_produce_and_fetch() {
     }
     assert_eq!(b.list_offset(LATEST_TIMESTAMP).offset, next_offset);
     assert_eq!(b.list_offset(EARLIEST_TIMESTAMP).offset, 0);
+
+    // Leader-epoch validation (KIP-320): the current epoch ends at the log end offset; an
+    // epoch above the leader's is UNKNOWN_LEADER_EPOCH.
+    let epoch = b.list_offset(LATEST_TIMESTAMP).leader_epoch;
+    let end = b.epoch_end(epoch, epoch);
+    assert_eq!(end.error(), BrokerErrorKind::None, "{end:?}");
+    assert_eq!((end.leader_epoch, end.end_offset), (epoch, next_offset));
+    let ahead = b.epoch_end(epoch + 1, epoch);
+    assert_eq!(
+        ahead.error(),
+        BrokerErrorKind::UnknownLeaderEpoch,
+        "{ahead:?}"
+    );
 
     // Fetch everything back at the last name version and at the negotiated one.
     let fetch_max = b.conn.pick_version::<FetchRequest>().expect("Fetch");

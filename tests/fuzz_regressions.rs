@@ -38,6 +38,9 @@ use kafka_streams_group::protocol::api::list_offsets::{
 use kafka_streams_group::protocol::api::metadata::{
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
+use kafka_streams_group::protocol::api::offset_for_leader_epoch::{
+    EpochEndOffset, OffsetForLeaderEpochResponse, OffsetForLeaderTopicResult,
+};
 use kafka_streams_group::protocol::api::produce::{
     BatchIndexAndErrorMessage, PartitionProduceData, PartitionProduceResponse, ProduceRequest,
     ProduceResponse, TopicProduceData, TopicProduceResponse,
@@ -697,6 +700,25 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         &pid,
         &pid,
     );
+    let epochs = OffsetForLeaderEpochResponse {
+        throttle_time_ms: 0,
+        topics: vec![OffsetForLeaderTopicResult {
+            topic: "in".into(),
+            partitions: vec![EpochEndOffset {
+                error_code: 0,
+                partition: 0,
+                leader_epoch: 4,
+                end_offset: 100,
+            }],
+        }],
+    };
+    every_version(
+        &mut out,
+        "offset_for_leader_epoch_response",
+        "one-partition",
+        &epochs,
+        &epochs,
+    );
     every_version(
         &mut out,
         "metadata_response",
@@ -908,6 +930,7 @@ fn decodes(target: &str, data: &[u8]) -> bool {
         "produce_response" => body::<ProduceResponse>(data),
         "produce_request" => body::<ProduceRequest>(data),
         "init_producer_id_response" => body::<InitProducerIdResponse>(data),
+        "offset_for_leader_epoch_response" => body::<OffsetForLeaderEpochResponse>(data),
         "api_versions_response_frame" => {
             let (sel, rest) = data.split_first().expect("non-empty seed");
             let v = harness::pick_version::<ApiVersionsResponse>(*sel);

@@ -24,6 +24,7 @@ use kafka_streams_group::protocol::api::find_coordinator::FindCoordinatorRespons
 use kafka_streams_group::protocol::api::init_producer_id::InitProducerIdResponse;
 use kafka_streams_group::protocol::api::list_offsets::ListOffsetsResponse;
 use kafka_streams_group::protocol::api::metadata::MetadataResponse;
+use kafka_streams_group::protocol::api::offset_for_leader_epoch::OffsetForLeaderEpochResponse;
 use kafka_streams_group::protocol::api::produce::{ProduceRequest, ProduceResponse};
 use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
 use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
@@ -100,6 +101,10 @@ pub const TARGETS: &[(&str, Check)] = &[
     (
         "init_producer_id_response",
         message_round_trip::<InitProducerIdResponse>,
+    ),
+    (
+        "offset_for_leader_epoch_response",
+        message_round_trip::<OffsetForLeaderEpochResponse>,
     ),
 ];
 

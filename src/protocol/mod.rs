@@ -60,6 +60,8 @@ pub enum ApiKey {
     CreateTopics,
     /// InitProducerId (22).
     InitProducerId,
+    /// OffsetForLeaderEpoch (23).
+    OffsetForLeaderEpoch,
     /// SaslAuthenticate (36).
     SaslAuthenticate,
     /// StreamsGroupHeartbeat (88).
@@ -70,7 +72,7 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every key, in numeric order.
-    pub const ALL: [ApiKey; 12] = [
+    pub const ALL: [ApiKey; 13] = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -80,6 +82,7 @@ impl ApiKey {
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
         ApiKey::InitProducerId,
+        ApiKey::OffsetForLeaderEpoch,
         ApiKey::SaslAuthenticate,
         ApiKey::StreamsGroupHeartbeat,
         ApiKey::StreamsGroupDescribe,
@@ -97,6 +100,7 @@ impl ApiKey {
             ApiKey::ApiVersions => 18,
             ApiKey::CreateTopics => 19,
             ApiKey::InitProducerId => 22,
+            ApiKey::OffsetForLeaderEpoch => 23,
             ApiKey::SaslAuthenticate => 36,
             ApiKey::StreamsGroupHeartbeat => 88,
             ApiKey::StreamsGroupDescribe => 89,
@@ -115,6 +119,7 @@ impl ApiKey {
             18 => ApiKey::ApiVersions,
             19 => ApiKey::CreateTopics,
             22 => ApiKey::InitProducerId,
+            23 => ApiKey::OffsetForLeaderEpoch,
             36 => ApiKey::SaslAuthenticate,
             88 => ApiKey::StreamsGroupHeartbeat,
             89 => ApiKey::StreamsGroupDescribe,
@@ -134,6 +139,7 @@ impl ApiKey {
             ApiKey::ApiVersions => "ApiVersions",
             ApiKey::CreateTopics => "CreateTopics",
             ApiKey::InitProducerId => "InitProducerId",
+            ApiKey::OffsetForLeaderEpoch => "OffsetForLeaderEpoch",
             ApiKey::SaslAuthenticate => "SaslAuthenticate",
             ApiKey::StreamsGroupHeartbeat => "StreamsGroupHeartbeat",
             ApiKey::StreamsGroupDescribe => "StreamsGroupDescribe",

@@ -1,11 +1,12 @@
-//! Field tables for the data-path APIs (Fetch, ListOffsets, Produce, InitProducerId), from the
-//! schema files. Record payloads are opaque bytes here; see `kafka_writes` in the harness for
-//! how Kafka's JSON converter shows them.
+//! Field tables for the data-path APIs (Fetch, ListOffsets, Produce, InitProducerId,
+//! OffsetForLeaderEpoch), from the schema files. Record payloads are opaque bytes here; see
+//! `kafka_writes` in the harness for how Kafka's JSON converter shows them.
 
 use crate::model::{ANY, NEVER};
 use crate::Run;
 use kafka_streams_group::protocol::api::{
-    fetch as f, init_producer_id as ip, list_offsets as lo, produce as p,
+    fetch as f, init_producer_id as ip, list_offsets as lo, offset_for_leader_epoch as oe,
+    produce as p,
 };
 use kafka_streams_group::protocol::Uuid;
 
@@ -189,10 +190,40 @@ conf!(ip::InitProducerIdResponse {
     ongoing_txn_producer_epoch: "ongoingTxnProducerEpoch" [6, ANY, NEVER] = -1,
 });
 
+// OffsetForLeaderEpoch (23), 2-4, flexible 4+.
+conf!(oe::OffsetForLeaderPartition {
+    partition: "partition" [0, ANY, NEVER] = 0,
+    current_leader_epoch: "currentLeaderEpoch" [2, ANY, NEVER] = -1,
+    leader_epoch: "leaderEpoch" [0, ANY, NEVER] = 0,
+});
+conf!(oe::OffsetForLeaderTopic {
+    topic: "topic" [0, ANY, NEVER] = String::new(),
+    partitions: "partitions" [0, ANY, NEVER] = Vec::new(),
+});
+conf!(oe::OffsetForLeaderEpochRequest {
+    replica_id: "replicaId" [3, ANY, NEVER] = -2,
+    topics: "topics" [0, ANY, NEVER] = Vec::new(),
+});
+conf!(oe::EpochEndOffset {
+    error_code: "errorCode" [0, ANY, NEVER] = 0,
+    partition: "partition" [0, ANY, NEVER] = 0,
+    leader_epoch: "leaderEpoch" [1, ANY, NEVER] = -1,
+    end_offset: "endOffset" [0, ANY, NEVER] = -1,
+});
+conf!(oe::OffsetForLeaderTopicResult {
+    topic: "topic" [0, ANY, NEVER] = String::new(),
+    partitions: "partitions" [0, ANY, NEVER] = Vec::new(),
+});
+conf!(oe::OffsetForLeaderEpochResponse {
+    throttle_time_ms: "throttleTimeMs" [2, ANY, NEVER] = 0,
+    topics: "topics" [0, ANY, NEVER] = Vec::new(),
+});
+
 /// Runs every data-path API, every version the crate implements.
 pub fn run(run: &mut Run) {
     run.pair::<p::ProduceRequest, p::ProduceResponse>(3..=13);
     run.pair::<f::FetchRequest, f::FetchResponse>(4..=18);
     run.pair::<lo::ListOffsetsRequest, lo::ListOffsetsResponse>(1..=11);
     run.pair::<ip::InitProducerIdRequest, ip::InitProducerIdResponse>(0..=6);
+    run.pair::<oe::OffsetForLeaderEpochRequest, oe::OffsetForLeaderEpochResponse>(2..=4);
 }
