@@ -5,6 +5,9 @@
 #   scripts/streams-peer.sh run ARGS...           run it; stdin/stdout carry the control protocol
 #   scripts/streams-peer.sh print-topology ARGS...  print the heartbeat topology JSON, no Kafka
 #   scripts/streams-peer.sh classpath             print the java classpath (build first)
+#   scripts/streams-peer.sh topology-order        copartition oracle: topology specs on stdin,
+#                                                 Kafka Streams' heartbeat topology JSON on stdout
+#                                                 (TopologyOrder.java; KSG_JAVA picks the java binary)
 #
 # ARGS: --group ID --bootstrap HOST:PORT [--input T] [--output T] [--app-server H:P] [--tag K=V]
 #       [--threads N] [--state-dir D] [--commit-ms MS] [--poison V] [--config K=V] [--log-file F]
@@ -62,5 +65,7 @@ case "$cmd" in
   run) build; run_java "$@" ;;
   print-topology) build; run_java --print-topology "$@" ;;
   classpath) build; classpath; echo ;;
+  # shellcheck disable=SC2086 # JAVA_OPTS is a list of flags
+  topology-order) build; exec "${KSG_JAVA:-java}" -Xmx"$heap" ${JAVA_OPTS:-} -cp "$(classpath)" dev.ksg.peer.TopologyOrder ;;
   *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

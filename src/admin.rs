@@ -12,9 +12,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::client::from_config::config_error;
 use crate::client::{BrokerTarget, Client};
 use crate::config::ClientConfig;
+use crate::connect::config_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::create_topics::{
     CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,

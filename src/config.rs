@@ -2,7 +2,7 @@
 //!
 //! [`ClientConfig`] is a consuming builder; every default is the Java client's (see each
 //! method). Nothing here does I/O: certificate files named in a [`TlsConfig`] are read when
-//! the connection layer builds its TLS setup ([`crate::transport::tls::TlsConnector::new`]).
+//! the connection layer builds its TLS setup ([`crate::tls::TlsConnector::new`]).
 //!
 //! Secrets ([`Secret`] passwords, private keys, OAuth tokens) never appear in `Debug` output.
 

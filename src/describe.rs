@@ -28,13 +28,16 @@ use std::time::{Duration, Instant};
 
 use crate::client::{BrokerTarget, Client, ClientError};
 use crate::config::ClientConfig;
+use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::streams_group_describe::{
     self as wire, DescribedGroup, StreamsGroupDescribeRequest,
 };
 use crate::protocol::BrokerErrorKind;
-use crate::runtime::driver::client_error;
 use crate::streams::{StreamsTaskId, StreamsTopology, Subtopology, TopicInfo, UserEndpoint};
+
+mod refusal;
+pub(crate) use refusal::explain_topology_refusal;
 
 /// Pause before asking again after a coordinator move, a loading coordinator or a lost
 /// connection.
@@ -218,6 +221,7 @@ impl StreamsGroupDescription {
                 t.epoch,
                 t.subtopologies.map(|subs| StreamsTopology {
                     subtopologies: subs.into_iter().map(subtopology_from_wire).collect(),
+                    ..StreamsTopology::default()
                 }),
             ),
         };

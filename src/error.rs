@@ -194,8 +194,9 @@ pub enum Error {
         source: rustls::Error,
     },
     /// The client refused the SASL exchange (e.g. a SCRAM server that cannot prove it knows
-    /// the password) or could not produce its credentials.
-    #[error("SASL {mechanism} failed{}: {source}", at(.broker))]
+    /// the password, see [`SaslError::is_server_refusal`]) or could not produce its
+    /// credentials. Not the broker rejecting us: that is [`Error::SaslAuthentication`].
+    #[error("SASL authentication failed on the client side{}: {source}", at(.broker))]
     Sasl {
         /// Mechanism name.
         mechanism: &'static str,

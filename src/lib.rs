@@ -23,12 +23,14 @@
 pub mod admin;
 pub mod client;
 pub mod config;
+mod connect;
 pub mod describe;
 pub mod error;
 pub mod properties;
 pub mod protocol;
 pub mod runtime;
 pub mod streams;
+pub mod tls;
 pub mod transport;
 
 pub use config::{
@@ -46,9 +48,10 @@ pub use runtime::{
     StreamsGroupSessionHandle, StreamsGroupState,
 };
 pub use streams::{
-    CopartitionGroup, StreamsGroupSessionAssignment, StreamsGroupStatus, StreamsStatusCode,
-    StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole, StreamsTaskRuntime,
-    StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo, UserEndpoint,
+    CopartitionGroup, JavaHashSetSizing, StreamsGroupSessionAssignment, StreamsGroupStatus,
+    StreamsStatusCode, StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole,
+    StreamsTaskRuntime, StreamsTaskTransition, StreamsTopology, Subtopology, TopicInfo,
+    TopologyDifference, UserEndpoint,
 };
 
 /// Compiles the README's Rust examples as doc tests, so the README cannot drift from the API.

@@ -472,6 +472,7 @@ mod sasl_and_coordinator {
     };
     use kafka_streams_group::protocol::frame::decode_request_frame;
     use kafka_streams_group::protocol::Request;
+    use kafka_streams_group::transport::sasl::SaslError;
 
     /// A two-round mechanism: sends "one", expects "a"; sends "two", expects "b"; done.
     struct TwoStep {
@@ -482,15 +483,18 @@ mod sasl_and_coordinator {
         fn mechanism_name(&self) -> &str {
             "TEST-TWO-STEP"
         }
-        fn start(&mut self) -> Result<Vec<u8>, String> {
+        fn start(&mut self) -> Result<Vec<u8>, SaslError> {
             Ok(b"one".to_vec())
         }
-        fn step(&mut self, server: &[u8]) -> Result<AuthStep, String> {
+        fn step(&mut self, server: &[u8]) -> Result<AuthStep, SaslError> {
             self.round += 1;
             match (self.round, server) {
                 (1, b"a") => Ok(AuthStep::Continue(b"two".to_vec())),
                 (2, b"b") => Ok(AuthStep::Done(None)),
-                _ => Err(format!("unexpected server message in round {}", self.round)),
+                _ => Err(SaslError::MalformedServerMessage {
+                    mechanism: "TEST-TWO-STEP",
+                    reason: "unexpected server message",
+                }),
             }
         }
     }
@@ -649,13 +653,15 @@ mod sasl_and_coordinator {
         fn mechanism_name(&self) -> &str {
             "TEST-FINAL"
         }
-        fn start(&mut self) -> Result<Vec<u8>, String> {
+        fn start(&mut self) -> Result<Vec<u8>, SaslError> {
             Ok(b"one".to_vec())
         }
-        fn step(&mut self, server: &[u8]) -> Result<AuthStep, String> {
+        fn step(&mut self, server: &[u8]) -> Result<AuthStep, SaslError> {
             match server {
                 b"a" => Ok(AuthStep::Done(Some(b"fin".to_vec()))),
-                _ => Err("stepped after Done".to_string()),
+                _ => Err(SaslError::UnexpectedServerMessage {
+                    mechanism: "TEST-FINAL",
+                }),
             }
         }
     }
@@ -688,12 +694,18 @@ mod sasl_and_coordinator {
         let coord = Arc::new(Mutex::new((1, "127.0.0.1".to_string(), 1)));
         let (m, _) = sasl_broker(false, 6, coord);
         let mut o = opts();
-        o.sasl = Some(Arc::new(|| Err("token callback failed".to_string())));
+        o.sasl = Some(Arc::new(|| {
+            Err(SaslError::TokenCallback {
+                message: "token callback failed".to_string(),
+            })
+        }));
         let err = BrokerConnection::connect(&m.addr, &o, soon()).expect_err("factory");
         assert!(
-            matches!(&err, ClientError::Sasl { reason, .. } if reason == "token callback failed"),
+            matches!(&err, ClientError::SaslRefused { source: SaslError::TokenCallback { message }, .. }
+                if message == "token callback failed"),
             "{err:?}"
         );
+        assert!(!err.is_retriable(), "{err:?}");
     }
 
     #[test]

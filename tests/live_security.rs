@@ -768,3 +768,55 @@ fn wrong_password_fails_admin_and_join_at_once() {
     );
     assert_eq!(snap.retries, 0, "{snap:?}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 13 item 5: a TLS client reaching the broker's PLAINTEXT listener.
+
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn tls_client_on_the_plaintext_listener_is_told_the_listener_is_not_tls() {
+    let c = cluster();
+    let config = || {
+        let metrics = ClientMetrics::new();
+        let config = base(c.value("KSG_BOOTSTRAP_PLAINTEXT"))
+            .security_protocol(SecurityProtocol::Ssl)
+            .tls(ca(&c))
+            .metrics(metrics.clone());
+        (config, metrics)
+    };
+    let not_tls = |err: &Error| {
+        match err {
+            Error::Protocol { message, .. } => {
+                assert!(message.contains("probably not TLS"), "{message}");
+                assert!(message.contains("security.protocol"), "{message}");
+            }
+            other => panic!("expected the not-TLS Protocol error, got {other:?}"),
+        }
+        assert!(!err.is_retriable(), "{err:?}");
+    };
+
+    let (client_config, _) = config();
+    let start = Instant::now();
+    let err = Client::from_config(&client_config, Duration::from_secs(20)).expect_err("not TLS");
+    let elapsed = start.elapsed();
+    eprintln!("{elapsed:?} error: {err}");
+    not_tls(&err);
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+
+    // The join stops at once: the cause cannot heal, so no reconnect loop until the timeout.
+    let (join_config, metrics) = config();
+    let topology = StreamsTopology::new().subtopology(Subtopology::new("0").source_topic("x"));
+    let member_config =
+        StreamsGroupConfig::new(join_config.bootstrap(), unique_name("not-tls"), topology)
+            .client_config(join_config)
+            .join_timeout(Duration::from_secs(8));
+    let start = Instant::now();
+    let err = StreamsGroupSession::join(member_config).expect_err("not TLS");
+    let elapsed = start.elapsed();
+    eprintln!("{elapsed:?} join error: {err}");
+    not_tls(&err);
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    let snap = metrics.snapshot();
+    assert_eq!(snap.retries, 0, "{snap:?}");
+    assert_eq!(snap.reconnects, 0, "{snap:?}");
+}

@@ -476,3 +476,233 @@ fn oauthbearer_errors_are_typed() {
         }
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The client refusing a hostile SCRAM server, end to end through `Client::from_config`
+// (issue 13 item 6): reported as the client's refusal, typed, never as "rejected by the
+// broker".
+
+mod refusals {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    use kafka_streams_group::client::Client;
+    use kafka_streams_group::protocol::api::api_versions::{
+        ApiVersion, ApiVersionsRequest, ApiVersionsResponse,
+    };
+    use kafka_streams_group::protocol::api::sasl_authenticate::{
+        SaslAuthenticateRequest, SaslAuthenticateResponse,
+    };
+    use kafka_streams_group::protocol::api::sasl_handshake::{
+        SaslHandshakeRequest, SaslHandshakeResponse,
+    };
+    use kafka_streams_group::protocol::frame::{decode_request_frame, encode_response_frame};
+    use kafka_streams_group::protocol::header::RequestHeader;
+    use kafka_streams_group::{ClientConfig, Error, SecurityProtocol};
+
+    /// How the test-side SCRAM server misbehaves.
+    #[derive(Clone, Copy, Debug)]
+    enum Hostile {
+        /// Knows another password: its final signature cannot verify.
+        WrongPassword,
+        /// Answers with a nonce that does not extend the client's.
+        ForeignNonce,
+        /// Asks for this many PBKDF2 iterations.
+        Iterations(u32),
+    }
+
+    /// Server side of one SCRAM exchange over SaslAuthenticate rounds.
+    struct Exchange {
+        server: TestScramServer,
+        hostile: Hostile,
+        client_first_bare: String,
+        server_first: String,
+    }
+
+    impl Exchange {
+        fn answer(&mut self, client: &[u8]) -> Vec<u8> {
+            let msg = String::from_utf8_lossy(client).into_owned();
+            if let Some(bare) = msg.strip_prefix("n,,") {
+                self.client_first_bare = bare.to_owned();
+                let nonce = bare.split_once(",r=").map(|x| x.1).unwrap_or_default();
+                let (nonce, iterations) = match self.hostile {
+                    Hostile::ForeignNonce => (format!("X{nonce}srv"), self.server.iterations),
+                    Hostile::Iterations(i) => (format!("{nonce}srv"), i),
+                    Hostile::WrongPassword => (format!("{nonce}srv"), self.server.iterations),
+                };
+                self.server_first = format!(
+                    "r={nonce},s={},i={iterations}",
+                    B64.encode(&self.server.salt)
+                );
+                return self.server_first.clone().into_bytes();
+            }
+            let without_proof = msg.rsplit_once(",p=").map(|x| x.0).unwrap_or_default();
+            let auth = format!(
+                "{},{},{without_proof}",
+                self.client_first_bare, self.server_first
+            );
+            let sig = hmac::sign(
+                &hmac::Key::new(self.server.hmac(), &self.server.server_key),
+                auth.as_bytes(),
+            );
+            format!("v={}", B64.encode(sig.as_ref())).into_bytes()
+        }
+    }
+
+    /// A one-connection Kafka listener that speaks ApiVersions, SaslHandshake and
+    /// SaslAuthenticate, with a SCRAM server that knows `password` and misbehaves as told.
+    fn hostile_broker(hostile: Hostile, password: &str) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        let mut exchange = Exchange {
+            server: TestScramServer::new(ScramAlgorithm::Sha256, password),
+            hostile,
+            client_first_bare: String::new(),
+            server_first: String::new(),
+        };
+        std::thread::spawn(move || {
+            let Ok((mut s, _)) = listener.accept() else {
+                return;
+            };
+            loop {
+                let mut len = [0u8; 4];
+                if s.read_exact(&mut len).is_err() {
+                    return;
+                }
+                let mut frame = vec![0u8; i32::from_be_bytes(len).max(0) as usize];
+                if s.read_exact(&mut frame).is_err() {
+                    return;
+                }
+                let Ok((key, version)) = RequestHeader::peek_api(&frame) else {
+                    return;
+                };
+                let mut out = Vec::new();
+                match key {
+                    18 => {
+                        let (h, _) =
+                            decode_request_frame::<ApiVersionsRequest>(&frame).expect("req");
+                        let body = ApiVersionsResponse {
+                            api_keys: [(18, 0, 4), (17, 0, 1), (36, 0, 2), (3, 0, 12)]
+                                .iter()
+                                .map(|&(api_key, min_version, max_version)| ApiVersion {
+                                    api_key,
+                                    min_version,
+                                    max_version,
+                                })
+                                .collect(),
+                            ..Default::default()
+                        };
+                        encode_response_frame::<ApiVersionsRequest>(
+                            &mut out,
+                            h.correlation_id,
+                            &body,
+                            version.min(3),
+                        )
+                        .expect("encode");
+                    }
+                    17 => {
+                        let (h, _) =
+                            decode_request_frame::<SaslHandshakeRequest>(&frame).expect("req");
+                        let body = SaslHandshakeResponse {
+                            error_code: 0,
+                            mechanisms: vec!["SCRAM-SHA-256".to_string()],
+                        };
+                        encode_response_frame::<SaslHandshakeRequest>(
+                            &mut out,
+                            h.correlation_id,
+                            &body,
+                            version,
+                        )
+                        .expect("encode");
+                    }
+                    36 => {
+                        let (h, req) =
+                            decode_request_frame::<SaslAuthenticateRequest>(&frame).expect("req");
+                        let body = SaslAuthenticateResponse {
+                            auth_bytes: exchange.answer(&req.auth_bytes),
+                            ..Default::default()
+                        };
+                        encode_response_frame::<SaslAuthenticateRequest>(
+                            &mut out,
+                            h.correlation_id,
+                            &body,
+                            version,
+                        )
+                        .expect("encode");
+                    }
+                    _ => return,
+                }
+                if s.write_all(&out).is_err() {
+                    return;
+                }
+            }
+        });
+        addr
+    }
+
+    fn refused(hostile: Hostile, server_password: &str) -> Error {
+        let addr = hostile_broker(hostile, server_password);
+        let config = ClientConfig::new(addr)
+            .security_protocol(SecurityProtocol::SaslPlaintext)
+            .sasl(SaslConfig::scram_sha256("alice", "wonder land"))
+            .request_timeout(Duration::from_secs(5));
+        let err = Client::from_config(&config, Duration::from_secs(10)).expect_err("refused");
+        let text = err.to_string();
+        println!("{hostile:?}: {text}");
+        assert!(text.contains("the client refused the server"), "{text}");
+        assert!(!text.contains("rejected by the broker"), "{text}");
+        assert!(!text.contains("wonder land"), "secret leaked: {text}");
+        assert!(!err.is_retriable(), "{err:?}");
+        err
+    }
+
+    #[test]
+    fn a_server_signature_that_does_not_verify_is_the_clients_refusal() {
+        match refused(Hostile::WrongPassword, "guess") {
+            Error::Sasl {
+                mechanism: "SCRAM-SHA-256",
+                broker: Some(_),
+                source: SaslError::ScramServerSignatureMismatch { .. },
+            } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_server_nonce_that_does_not_extend_the_clients_is_refused() {
+        match refused(Hostile::ForeignNonce, "wonder land") {
+            Error::Sasl {
+                source: SaslError::ScramNonceMismatch { .. },
+                ..
+            } => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn iteration_counts_out_of_bounds_are_refused() {
+        for i in [1, 4095, 100_001, u32::MAX] {
+            match refused(Hostile::Iterations(i), "wonder land") {
+                Error::Sasl {
+                    source: SaslError::ScramIterationCount { iterations, .. },
+                    ..
+                } => assert_eq!(iterations, u64::from(i)),
+                other => panic!("i={i}: {other:?}"),
+            }
+        }
+    }
+
+    /// The same test-side server, behaving, is accepted: the refusals above come from the
+    /// hostile parts only.
+    #[test]
+    fn the_honest_test_server_is_accepted() {
+        let addr = hostile_broker(Hostile::Iterations(4096), "wonder land");
+        let config = ClientConfig::new(addr)
+            .security_protocol(SecurityProtocol::SaslPlaintext)
+            .sasl(SaslConfig::scram_sha256("alice", "wonder land"))
+            .request_timeout(Duration::from_secs(5));
+        Client::from_config(&config, Duration::from_secs(10)).expect("authenticated");
+    }
+}

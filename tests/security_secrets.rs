@@ -9,10 +9,10 @@ use kafka_streams_group::config::{
     ClientConfig, PrivateKeySource, SaslConfig, Secret, SecurityProtocol, TlsConfig,
 };
 use kafka_streams_group::error::Error;
+use kafka_streams_group::tls::TlsConnector;
 use kafka_streams_group::transport::sasl::{
     OAuthBearer, OAuthToken, Plain, SaslError, SaslMechanism, Scram, ScramAlgorithm,
 };
-use kafka_streams_group::transport::tls::TlsConnector;
 use parking_lot::Mutex;
 use rcgen::KeyPair;
 use security_common::*;

@@ -4,7 +4,7 @@ mod security_common;
 
 use kafka_streams_group::config::TlsConfig;
 use kafka_streams_group::error::{Error, TlsProblem};
-use kafka_streams_group::transport::tls::{TlsConnector, PROTOCOL_VERSIONS};
+use kafka_streams_group::tls::{TlsConnector, PROTOCOL_VERSIONS};
 use rcgen::KeyPair;
 use rustls::version::{TLS12, TLS13};
 use rustls::{CertificateError, ProtocolVersion};
@@ -428,4 +428,92 @@ fn hostname_verification_is_on_by_default() {
         .ca_pem(b"x".to_vec())
         .trust_platform_roots(true)
         .uses_platform_roots());
+}
+
+// ---------------------------------------------------------------------------------------
+// A TLS client reaching a listener that is not TLS (issue 13 item 5).
+
+mod not_tls {
+    use super::*;
+    use std::io::Read;
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use kafka_streams_group::client::Client;
+    use kafka_streams_group::{
+        ClientConfig, SecurityProtocol, StreamsGroupConfig, StreamsGroupSession, StreamsTopology,
+        Subtopology,
+    };
+
+    /// A plaintext "Kafka" listener: it reads the 4-byte size of the first request, finds it
+    /// absurd (a ClientHello reads as ~370 MB) and hangs up, as a Kafka PLAINTEXT listener
+    /// does. Closing with the rest of the ClientHello unread makes the kernel send a reset;
+    /// with `drain` it reads everything first, so the client sees a clean end of stream.
+    fn plaintext_listener(drain: bool) -> (String, Arc<AtomicUsize>) {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = l.local_addr().expect("addr").to_string();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut size = [0u8; 4];
+                let _ = s.read_exact(&mut size);
+                if drain {
+                    let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+                    let mut rest = [0u8; 4096];
+                    while matches!(s.read(&mut rest), Ok(n) if n > 0) {}
+                }
+            }
+        });
+        (addr, accepted)
+    }
+
+    fn tls_config(bootstrap: &str) -> ClientConfig {
+        ClientConfig::new(bootstrap)
+            .security_protocol(SecurityProtocol::Ssl)
+            .tls(trusting(&Ca::new("not-tls-test")))
+            .connect_timeout(Duration::from_secs(5))
+            .request_timeout(Duration::from_secs(5))
+            .retry_backoff(Duration::from_millis(100), Duration::from_millis(500))
+    }
+
+    fn assert_not_tls(err: &Error) {
+        let text = err.to_string();
+        assert!(text.contains("probably not TLS"), "{text}");
+        assert!(text.contains("security.protocol"), "{text}");
+        assert!(!err.is_retriable(), "{err:?}");
+    }
+
+    #[test]
+    fn tls_client_on_a_plaintext_listener_is_told_so() {
+        for drain in [false, true] {
+            let (addr, accepted) = plaintext_listener(drain);
+            let err = Client::from_config(&tls_config(&addr), Duration::from_secs(10))
+                .expect_err("not TLS");
+            println!("drain={drain}: {err}");
+            assert_not_tls(&err);
+            assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        }
+    }
+
+    #[test]
+    fn join_stops_at_once_instead_of_retrying_a_listener_that_is_not_tls() {
+        let (addr, accepted) = plaintext_listener(false);
+        let topology = StreamsTopology::new().subtopology(Subtopology::new("0").source_topic("in"));
+        let config = StreamsGroupConfig::new(&addr, "app", topology)
+            .client_config(tls_config(&addr))
+            .join_timeout(Duration::from_secs(8));
+        let started = Instant::now();
+        let err = StreamsGroupSession::join(config).expect_err("not TLS");
+        let took = started.elapsed();
+        println!("join: {err} after {took:?}, {accepted:?} connections");
+        assert_not_tls(&err);
+        // One connection, no retries until the join timeout.
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        assert!(took < Duration::from_secs(4), "{took:?}");
+    }
 }

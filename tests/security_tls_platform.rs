@@ -5,7 +5,7 @@
 mod security_common;
 
 use kafka_streams_group::config::TlsConfig;
-use kafka_streams_group::transport::tls::TlsConnector;
+use kafka_streams_group::tls::TlsConnector;
 use rustls::version::{TLS12, TLS13};
 use security_common::*;
 

@@ -562,7 +562,9 @@ fn fenced_member_loses_tasks_and_rejoins_with_same_member_id() {
 
 #[test]
 fn fatal_errors_stop_the_member() {
-    for code in [30i16, 42, 69, 81, 130, 131, 132, 35, 111, 82, 31, -1, 999] {
+    // -1 (UNKNOWN_SERVER_ERROR) is retried a few times first: see
+    // `streams::membership::limits` and its tests.
+    for code in [30i16, 42, 69, 81, 130, 131, 132, 35, 111, 82, 31, 999] {
         let mut s = Sim::dynamic();
         s.stable_with(2, &[0]);
         s.now = s.m.poll_timeout().unwrap();

@@ -224,7 +224,7 @@ proptest! {
             s = s.copartition_topics(names).unwrap();
             StreamsTopology::new()
                 .subtopology(s)
-                .subtopology(Subtopology::new("0").source_topic("z").state_changelog_topic(TopicInfo::new("cl")))
+                .subtopology(Subtopology::new("0").source_topic("z0").state_changelog_topic(TopicInfo::new("cl")))
         };
         let ident: Vec<usize> = (0..topics.len()).collect();
         let rep_ident: Vec<usize> = (0..reps.len()).collect();

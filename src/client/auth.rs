@@ -15,6 +15,8 @@
 
 use std::sync::Arc;
 
+use crate::transport::sasl::{SaslError, SaslMechanism, SaslStep};
+
 /// What a mechanism wants after a server message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AuthStep {
@@ -30,13 +32,32 @@ pub trait SaslAuthenticator: Send {
     /// The mechanism name sent in SaslHandshake, e.g. `"PLAIN"` or `"SCRAM-SHA-512"`.
     fn mechanism_name(&self) -> &str;
     /// The first client message.
-    fn start(&mut self) -> Result<Vec<u8>, String>;
-    /// Handles the server's answer to the last client message. Errors must not contain
-    /// secrets.
-    fn step(&mut self, server: &[u8]) -> Result<AuthStep, String>;
+    fn start(&mut self) -> Result<Vec<u8>, SaslError>;
+    /// Handles the server's answer to the last client message. An error is the *client*
+    /// refusing the server (a SCRAM signature that does not verify, a nonce that does not
+    /// extend ours, ...); it is reported as such, typed, and never holds a secret.
+    fn step(&mut self, server: &[u8]) -> Result<AuthStep, SaslError>;
 }
 
 /// Makes a fresh authenticator for every new connection and every re-authentication
 /// (mechanisms are stateful and single-use). Fallible because building one may fail (an
-/// OAUTHBEARER token callback, say); the message must not contain secrets.
-pub type SaslFactory = Arc<dyn Fn() -> Result<Box<dyn SaslAuthenticator>, String> + Send + Sync>;
+/// OAUTHBEARER token callback, say); the error must not contain secrets.
+pub type SaslFactory = Arc<dyn Fn() -> Result<Box<dyn SaslAuthenticator>, SaslError> + Send + Sync>;
+
+/// The crate's own mechanisms (PLAIN, SCRAM, OAUTHBEARER) drive the exchange directly.
+impl SaslAuthenticator for SaslMechanism {
+    fn mechanism_name(&self) -> &str {
+        self.name()
+    }
+
+    fn start(&mut self) -> Result<Vec<u8>, SaslError> {
+        Ok(SaslMechanism::start(self))
+    }
+
+    fn step(&mut self, server: &[u8]) -> Result<AuthStep, SaslError> {
+        Ok(match SaslMechanism::step(self, server)? {
+            SaslStep::Continue(next) => AuthStep::Continue(next),
+            SaslStep::Done(last) => AuthStep::Done(last),
+        })
+    }
+}

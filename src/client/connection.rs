@@ -463,9 +463,9 @@ impl BrokerConnection {
     ) -> Result<(), ClientError> {
         let mut mech = match factory() {
             Ok(m) => m,
-            Err(reason) => {
+            Err(source) => {
                 self.conn.mark_broken();
-                return Err(self.sasl_error(reason));
+                return Err(self.sasl_refused(source));
             }
         };
         let hs_version = self.pick_version::<SaslHandshakeRequest>()?.min(1);
@@ -491,9 +491,9 @@ impl BrokerConnection {
         let auth_version = self.pick_version::<SaslAuthenticateRequest>()?;
         let mut out = match mech.start() {
             Ok(b) => b,
-            Err(reason) => {
+            Err(source) => {
                 self.conn.mark_broken();
-                return Err(self.sasl_error(reason));
+                return Err(self.sasl_refused(source));
             }
         };
         let mut last = false;
@@ -517,9 +517,10 @@ impl BrokerConnection {
             } else {
                 match mech.step(&resp.auth_bytes) {
                     Ok(step) => step,
-                    Err(reason) => {
+                    Err(source) => {
+                        // The client refuses the server: not "rejected by the broker".
                         self.conn.mark_broken();
-                        return Err(self.sasl_error(reason));
+                        return Err(self.sasl_refused(source));
                     }
                 }
             };
@@ -546,6 +547,13 @@ impl BrokerConnection {
         ClientError::Protocol {
             broker: self.addr.clone(),
             reason,
+        }
+    }
+
+    fn sasl_refused(&self, source: crate::transport::sasl::SaslError) -> ClientError {
+        ClientError::SaslRefused {
+            broker: self.addr.clone(),
+            source,
         }
     }
 

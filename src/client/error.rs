@@ -3,6 +3,7 @@
 //! Kept small on purpose; the crate-level `error::Error` maps these when it lands.
 
 use crate::protocol::{BrokerErrorKind, DecodeError, EncodeError};
+use crate::transport::sasl::SaslError;
 use crate::transport::TransportError;
 
 /// What went wrong talking to a broker.
@@ -77,13 +78,26 @@ pub enum ClientError {
         /// This library's range.
         ours: (i16, i16),
     },
-    /// SASL authentication failed.
+    /// The broker refused SASL authentication (a `SaslHandshake` / `SaslAuthenticate` error
+    /// code), or does not offer what the mechanism needs.
     #[error("SASL authentication with {broker} failed: {reason}")]
     Sasl {
         /// The broker address.
         broker: String,
-        /// Why (broker error message or local mechanism failure). Never holds secrets.
+        /// The broker's answer. Never holds secrets.
         reason: String,
+    },
+    /// This client refused the SASL exchange: the server's messages failed the mechanism's
+    /// checks (a SCRAM server signature that does not verify, a server nonce that does not
+    /// extend the client's, an iteration count out of bounds, ...), or the client could not
+    /// produce its credentials (an OAUTHBEARER token callback failed).
+    #[error("SASL with {broker}: {source}")]
+    SaslRefused {
+        /// The broker address.
+        broker: String,
+        /// What the client found wrong; typed, never holds secrets.
+        #[source]
+        source: SaslError,
     },
     /// None of the bootstrap servers (or brokers) could be reached.
     #[error("no broker reachable: {}", attempts.join("; "))]
@@ -114,6 +128,25 @@ impl ClientError {
             ClientError::Transport(t) => t.is_timeout(),
             ClientError::Timeout { .. } => true,
             _ => false,
+        }
+    }
+
+    /// Whether trying again (on a new connection, or at another broker) may succeed. A
+    /// refusal is not retriable: rejected or refused credentials, certificates, a peer that
+    /// does not speak Kafka (or TLS) the way it is configured, an API no version of which both
+    /// sides speak, and broker codes Kafka marks non-retriable give the same answer again.
+    pub fn is_retriable(&self) -> bool {
+        match self {
+            ClientError::Transport(t) => t.is_retriable(),
+            ClientError::Broker { kind, .. } => kind.is_retriable(),
+            ClientError::NoBrokerAvailable { .. } | ClientError::Timeout { .. } => true,
+            ClientError::Encode { .. }
+            | ClientError::Decode { .. }
+            | ClientError::CorrelationMismatch { .. }
+            | ClientError::UnsupportedApi { .. }
+            | ClientError::Sasl { .. }
+            | ClientError::SaslRefused { .. }
+            | ClientError::Protocol { .. } => false,
         }
     }
 

@@ -11,8 +11,6 @@ pub mod connection;
 pub mod error;
 pub mod observer;
 
-pub(crate) mod from_config;
-
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -51,8 +49,29 @@ struct BootstrapFailure {
     /// Errors of the attempts that reached a broker (got past the TCP connect): these say
     /// what is wrong, where "connection refused" only says nobody listens.
     reached: Vec<ClientError>,
-    /// The last of `reached` is a refusal (credentials, certificate) that ended the loop.
-    refused: bool,
+}
+
+impl BootstrapFailure {
+    /// The one error that says best why the bootstrap failed: a refusal (credentials,
+    /// certificate, a peer that is not Kafka or not TLS) as itself, since it is the same at
+    /// every broker; else the error of the only attempt that reached a broker; else
+    /// [`ClientError::NoBrokerAvailable`] listing every attempt.
+    fn into_error(mut self) -> ClientError {
+        if let Some(i) = self.reached.iter().position(|e| !e.is_retriable()) {
+            if self.attempts.len() > 1 {
+                log::debug!("bootstrap failed: {}", self.attempts.join("; "));
+            }
+            return self.reached.swap_remove(i);
+        }
+        if self.reached.len() == 1 {
+            if let Some(e) = self.reached.pop() {
+                return e;
+            }
+        }
+        ClientError::NoBrokerAvailable {
+            attempts: self.attempts,
+        }
+    }
 }
 
 /// `FindCoordinator` key type for consumer/streams groups.
@@ -188,6 +207,10 @@ impl std::fmt::Debug for Client {
 impl Client {
     /// Connects to the first reachable bootstrap server (every address of every server, in
     /// order) and negotiates ApiVersions with it, before `deadline`.
+    ///
+    /// A refusal (SASL, TLS, a peer that is not Kafka or not TLS) ends the bootstrap at once
+    /// and is returned as itself; when only one attempt reached a broker its error is
+    /// returned; otherwise [`ClientError::NoBrokerAvailable`] lists every attempt.
     pub fn connect(opts: ClientOptions, deadline: Instant) -> Result<Client, ClientError> {
         let deadline = cap(&opts, deadline);
         let mut client = Client::unconnected(opts);
@@ -531,22 +554,16 @@ impl Client {
     /// Tries every resolved address of every bootstrap server, in order, until one gives a
     /// working connection (TCP, TLS, ApiVersions, SASL). Each address is a separate attempt,
     /// so a host whose first address answers but misbehaves still gets its others tried.
-    /// [`Client::connect_bootstrap`] as one client error: a refusal as itself, anything else
-    /// as [`ClientError::NoBrokerAvailable`] listing every attempt.
+    /// The one bootstrap path behind [`Client::connect`], reconnects and
+    /// [`Client::from_config`]; a failure is reported by [`BootstrapFailure::into_error`].
     fn bootstrap(&mut self, deadline: Instant) -> Result<(), ClientError> {
         self.connect_bootstrap(deadline)
-            .map_err(|mut failure| match failure.reached.pop() {
-                Some(e) if failure.refused => e,
-                _ => ClientError::NoBrokerAvailable {
-                    attempts: failure.attempts,
-                },
-            })
+            .map_err(BootstrapFailure::into_error)
     }
 
     /// Opens the bootstrap connection: every resolved address of every bootstrap server, in
     /// order, each attempt bounded by [`ClientOptions::attempt_timeout`] and all by
-    /// `deadline`. The one loop behind [`Client::connect`], reconnects and
-    /// [`Client::from_config`]; they differ only in how they report a failure.
+    /// `deadline`.
     fn connect_bootstrap(&mut self, deadline: Instant) -> Result<(), BootstrapFailure> {
         let mut failure = BootstrapFailure::default();
         for server in self.opts.bootstrap_servers.clone() {
@@ -588,12 +605,14 @@ impl Client {
                     // trying (and being refused by) every address.
                     Err(
                         e @ (ClientError::Sasl { .. }
-                        | ClientError::Transport(TransportError::Tls { .. })),
+                        | ClientError::SaslRefused { .. }
+                        | ClientError::Transport(
+                            TransportError::Tls { .. } | TransportError::NotTls { .. },
+                        )),
                     ) => {
                         log::warn!("bootstrap via {server} ({sa}) refused: {e}");
                         failure.attempts.push(format!("{server} ({sa}): {e}"));
                         failure.reached.push(e);
-                        failure.refused = true;
                         return Err(failure);
                     }
                     Err(e) => {

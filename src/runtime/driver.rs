@@ -13,12 +13,13 @@ use rand::{Rng, SeedableRng};
 
 use crate::client::{BrokerTarget, Client, ClientError};
 use crate::config::{ClientConfig, ClientMetrics};
+use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use crate::protocol::{ApiMessage, BrokerErrorKind};
-use crate::streams::membership::MAX_HEARTBEAT_VERSION;
+use crate::streams::membership::{LeaveOutcome, MAX_HEARTBEAT_VERSION};
 use crate::streams::{
     HeartbeatFailure, MemberState, MembershipCommand, MembershipEvent, RetryBackoff,
     StreamsGroupSessionAssignment, StreamsMembership, TasksLostReason,
@@ -28,6 +29,8 @@ use crate::transport::TransportError;
 
 use super::metrics::MemberMetrics;
 use super::shared::{Shared, StreamsGroupState};
+
+mod leave;
 
 /// The outcome of one heartbeat round trip: `Ok` when the broker answered without error.
 pub(crate) type RoundTrip = Result<(), Error>;
@@ -63,6 +66,9 @@ pub(crate) struct Driver {
     rng: rand::rngs::StdRng,
     /// Cuts blocking I/O short when the handle closes or drops (see [`Interrupt`]).
     interrupt: Interrupt,
+    /// The deadline of the blocking call driving this driver on the caller's thread (join,
+    /// heartbeat, close), if any: no lookup or heartbeat it starts outlives it.
+    call_deadline: Option<Instant>,
     /// A leave heartbeat whose delivery failed retriably (NOT_COORDINATOR, coordinator not
     /// available, a broken or timed-out connection). The state machine treats a leave as fire
     /// and forget, like Java; the runtime resends it to the (re-discovered) coordinator until
@@ -72,6 +78,8 @@ pub(crate) struct Driver {
     leave_retry: Option<StreamsGroupHeartbeatRequest>,
     leave_retry_at: Option<Instant>,
     leave_failures: u32,
+    /// Why the last delivery of the leave heartbeat failed, for the error of `close`.
+    leave_error: Option<Error>,
     /// Every heartbeat answer is decoded into this one value, reusing its strings and lists,
     /// so a steady member's responses decode without allocating.
     response: StreamsGroupHeartbeatResponse,
@@ -110,11 +118,25 @@ impl Driver {
             last_statuses: Vec::new(),
             rng: rand::rngs::StdRng::from_rng(&mut rand::rng()),
             interrupt: Interrupt::new(),
+            call_deadline: None,
             leave_retry: None,
             leave_retry_at: None,
             leave_failures: 0,
+            leave_error: None,
             response: StreamsGroupHeartbeatResponse::default(),
         }
+    }
+
+    /// Bounds the I/O of the following polls by `deadline` too (not only by the request
+    /// timeout), so that a blocking call returns by its own deadline even when a broker
+    /// accepts connections and never answers; `None` lifts the bound.
+    pub(crate) fn set_call_deadline(&mut self, deadline: Option<Instant>) {
+        self.call_deadline = deadline;
+    }
+
+    /// `at`, brought forward to the blocking call's deadline if that is earlier.
+    fn io_deadline(&self, at: Instant) -> Instant {
+        self.call_deadline.map_or(at, |d| d.min(at))
     }
 
     /// The interrupt shared with every connection this driver opens.
@@ -257,7 +279,9 @@ impl Driver {
     }
 
     fn find_coordinator(&mut self, now: Instant) {
-        let deadline = now + self.request_timeout;
+        // The lookup (bootstrap included) waits at most a request timeout, and never past
+        // the deadline of the blocking call that drives it (a 3 s join must not wait 30 s).
+        let deadline = self.io_deadline(now + self.request_timeout);
         let result = (|| -> Result<(i32, String, i16), Error> {
             if self.client.is_none() {
                 // from_config keeps the typed error of a broker that refused us (SASL, TLS):
@@ -357,6 +381,11 @@ impl Driver {
             });
         };
         let started = Instant::now();
+        let deadline = self
+            .call_deadline
+            .map_or(started + self.request_timeout, |d| {
+                d.min(started + self.request_timeout)
+            });
         log::debug!(
             "group {}: heartbeat v{version} epoch {}",
             self.group_id,
@@ -366,7 +395,7 @@ impl Driver {
             BrokerTarget::Node(node),
             request,
             version,
-            started + self.request_timeout,
+            deadline,
             &mut self.response,
         );
         let now = Instant::now();
@@ -390,7 +419,7 @@ impl Driver {
                         BrokerErrorKind::from_code(code)
                     );
                     self.retry_leave(request, Duration::ZERO);
-                    return Err(Error::broker(
+                    let e = Error::broker(
                         code,
                         message,
                         BrokerErrorContext {
@@ -398,11 +427,15 @@ impl Driver {
                             group: Some(self.group_id.clone()),
                             broker: None,
                         },
-                    ));
+                    );
+                    self.leave_error = Some(e.clone());
+                    return Err(e);
                 }
                 self.leave_retry = None;
                 self.membership.handle_response(now, response);
                 if code == 0 {
+                    // `last_error` is the error since the last good answer.
+                    self.last_error = None;
                     Ok(())
                 } else {
                     self.metrics
@@ -449,7 +482,9 @@ impl Driver {
                 {
                     let delay = self.backoff.delay(self.leave_failures, self.rng.random());
                     self.retry_leave(request, delay);
-                    return Err(client_error(e));
+                    let e = client_error(e);
+                    self.leave_error = Some(e.clone());
+                    return Err(e);
                 }
                 // Any transport failure: forget the coordinator connection; the state
                 // machine asks for a new lookup (CoordinatorLost) and a full heartbeat.
@@ -538,6 +573,18 @@ impl Driver {
                     self.coordinator = None;
                     self.lookup_at = self.next_lookup_at();
                 }
+                MembershipEvent::HeartbeatIntervalAdjusted { received_ms, used } => {
+                    log::warn!(
+                        "group {}: the broker asked for a heartbeat interval of {received_ms} ms; \
+                         using {} ms instead (the member keeps every interval within {}..={} ms; \
+                         check the group's streams.heartbeat.interval.ms and the broker's \
+                         group.streams.*heartbeat.interval.ms settings)",
+                        self.group_id,
+                        used.as_millis(),
+                        crate::streams::membership::MIN_HEARTBEAT_INTERVAL.as_millis(),
+                        crate::streams::membership::MAX_HEARTBEAT_INTERVAL.as_millis()
+                    );
+                }
                 MembershipEvent::TopicAuthorizationFailed { message } => {
                     log::warn!(
                         "group {}: TOPIC_AUTHORIZATION_FAILED{}; staying in the group",
@@ -555,6 +602,22 @@ impl Driver {
                             self.membership.member_epoch(),
                         );
                     }
+                }
+                MembershipEvent::Left { .. }
+                    if !self
+                        .membership
+                        .leave_outcome()
+                        .is_none_or(LeaveOutcome::is_confirmed) =>
+                {
+                    log::warn!(
+                        "group {}: member {} stopped heartbeating without a confirmed leave \
+                         ({:?}); the broker removes it after the session timeout",
+                        self.group_id,
+                        self.membership.member_id(),
+                        self.membership.leave_outcome()
+                    );
+                    self.shared
+                        .publish_state(StreamsGroupState::Closed, self.membership.member_epoch());
                 }
                 MembershipEvent::Left { error } => {
                     log::info!(
@@ -603,101 +666,13 @@ fn heartbeat_failure(e: &ClientError) -> HeartbeatFailure {
         e if e.is_timeout() => HeartbeatFailure::TimedOut,
         ClientError::UnsupportedApi { .. } => HeartbeatFailure::UnsupportedVersion,
         ClientError::Sasl { reason, .. } => HeartbeatFailure::Fatal(reason.clone()),
+        ClientError::SaslRefused { source, .. } => HeartbeatFailure::Fatal(source.to_string()),
+        ClientError::Transport(e @ TransportError::NotTls { .. }) => {
+            HeartbeatFailure::Fatal(e.to_string())
+        }
         ClientError::Transport(TransportError::Tls { source, .. }) => {
             HeartbeatFailure::Fatal(source.to_string())
         }
         other => HeartbeatFailure::Disconnected(other.to_string()),
-    }
-}
-
-/// Maps the client layer's error into the crate's.
-pub(crate) fn client_error(e: ClientError) -> Error {
-    match e {
-        ClientError::Transport(t) => transport_error(t),
-        ClientError::Encode { source, .. } => Error::Encode(source),
-        ClientError::Decode { source, .. } => Error::Decode(source),
-        ClientError::CorrelationMismatch {
-            api,
-            broker,
-            expected,
-            got,
-        } => Error::Protocol {
-            broker: Some(broker),
-            message: format!(
-                "{api} response has correlation id {got}, expected {expected}; connection dropped"
-            ),
-        },
-        ClientError::Broker {
-            api,
-            broker,
-            kind,
-            message,
-        } => Error::Broker {
-            kind,
-            code: kind.code(),
-            message,
-            context: BrokerErrorContext {
-                api: Some(api),
-                group: None,
-                broker: Some(broker),
-            },
-        },
-        ClientError::UnsupportedApi {
-            api,
-            broker,
-            broker_range,
-            ours,
-        } => Error::Unsupported {
-            what: format!(
-                "{api} on {broker}: the broker offers {broker_range:?}, this library speaks \
-                 versions {}..={}",
-                ours.0, ours.1
-            ),
-        },
-        ClientError::Sasl { broker, reason } => Error::SaslAuthentication {
-            mechanism: String::new(),
-            message: format!("{broker}: {reason}"),
-        },
-        ClientError::NoBrokerAvailable { attempts } => Error::Disconnected {
-            broker: None,
-            reason: format!("no broker reachable: {}", attempts.join("; ")),
-        },
-        ClientError::Timeout { op } => Error::Timeout {
-            operation: op,
-            limit: Duration::ZERO,
-        },
-        ClientError::Protocol { broker, reason } => Error::Protocol {
-            broker: Some(broker),
-            message: reason,
-        },
-    }
-}
-
-fn transport_error(t: TransportError) -> Error {
-    match t {
-        TransportError::Timeout { op, peer, elapsed } => Error::Timeout {
-            operation: format!("{op} to {peer}"),
-            limit: elapsed,
-        },
-        TransportError::Tls { peer, source } => Error::Tls {
-            broker: Some(peer),
-            source,
-        },
-        TransportError::Io { peer, source } => Error::Io {
-            operation: "socket I/O",
-            broker: Some(peer),
-            source,
-        },
-        TransportError::FrameTooLarge { peer, size, max } => Error::Protocol {
-            broker: Some(peer),
-            message: format!(
-                "frame announces {size} bytes, above the limit of {max} (is this a TLS \
-                 listener reached without TLS?)"
-            ),
-        },
-        other => Error::Disconnected {
-            broker: None,
-            reason: other.to_string(),
-        },
     }
 }

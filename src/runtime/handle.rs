@@ -27,9 +27,9 @@ use crate::streams::{
 
 use crate::transport::stream::Interrupt;
 
+use super::config::StreamsGroupConfig;
 use super::driver::Driver;
 use super::metrics::{MemberMetrics, StreamsGroupMetrics};
-use super::session::{leave, StreamsGroupSession};
 use super::shared::{AssignmentSubscriber, Shared, StreamsGroupState};
 
 /// Longest the thread sleeps when nothing is due (a failed or closed session): a safety net
@@ -169,8 +169,8 @@ enum Command {
     ),
     HeartbeatNow(Replier<AssignmentReply>),
     RequestShutdown(Replier<UnitReply>),
-    /// Leave and stop; the instant is the close deadline.
-    Close(Replier<UnitReply>, Instant),
+    /// Leave and stop; the instants are when the close began and its deadline.
+    Close(Replier<UnitReply>, Instant, Instant),
 }
 
 /// A Streams group member kept alive by a dedicated heartbeat thread.
@@ -234,8 +234,9 @@ impl std::fmt::Debug for StreamsGroupSessionHandle {
 }
 
 impl StreamsGroupSessionHandle {
-    pub(crate) fn spawn(session: StreamsGroupSession) -> Result<Self, Error> {
-        let StreamsGroupSession { driver, config } = session;
+    /// Moves a joined session's driver onto a new heartbeat thread (see
+    /// [`crate::StreamsGroupSession::spawn_heartbeat_thread`]).
+    pub(crate) fn spawn(driver: Driver, config: StreamsGroupConfig) -> Result<Self, Error> {
         let shared = driver.shared().clone();
         let metrics = driver.member_metrics.clone();
         let (tx, rx) = bounded(64);
@@ -426,16 +427,23 @@ impl StreamsGroupSessionHandle {
 
     /// Leaves the group (epoch -1, or -2 for a static member), waits for the broker's answer
     /// up to the close timeout, then stops and joins the thread.
+    ///
+    /// `Ok` means the broker answered the leave heartbeat; otherwise the error says what
+    /// happened to it, as for [`crate::StreamsGroupSession::close`]. A heartbeat still
+    /// unanswered when `close` is called is waited for until the close deadline (a connection
+    /// carries one request at a time), so against a coordinator that stopped answering the
+    /// leave is not sent: [`MembershipError::LeaveNotSent`](crate::streams::MembershipError::LeaveNotSent).
     pub fn close(mut self) -> Result<(), Error> {
         let result = match self.commands.take() {
             Some(commands) => {
                 let slot = ReplySlot::new();
-                let close_deadline = Instant::now() + self.close_timeout;
+                let started = Instant::now();
+                let close_deadline = started + self.close_timeout;
                 // A heartbeat stuck on an unresponsive coordinator must not hold the close
                 // past its deadline (nor the leave that follows it).
                 self.interrupt.interrupt_at(close_deadline);
                 let deadline = close_deadline + Duration::from_millis(500);
-                let close = Command::Close(Replier(Some(slot.clone())), close_deadline);
+                let close = Command::Close(Replier(Some(slot.clone())), started, close_deadline);
                 if !self.submit(&commands, close, deadline) {
                     Err(Error::Closed)
                 } else {
@@ -516,8 +524,8 @@ fn run(
                     );
                     reply.send(r);
                 }
-                Command::Close(reply, deadline) => {
-                    let r = leave(&mut driver, deadline);
+                Command::Close(reply, started, deadline) => {
+                    let r = driver.leave(started, deadline);
                     for w in waiting.drain(..) {
                         w.send(Err(Error::Closed));
                     }

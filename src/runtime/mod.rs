@@ -15,7 +15,6 @@
 //! [`StreamsGroupSession`] runs the same `Driver` on the caller's thread; there is
 //! one implementation of the I/O around the state machine (`driver::Driver`).
 
-pub(crate) mod bridge;
 pub mod config;
 pub(crate) mod driver;
 pub mod handle;

@@ -4,9 +4,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::streams::{
-    LeaveOperation, MemberState, MembershipCommand, StreamsGroupSessionAssignment,
-    StreamsMembership, StreamsTaskAssignment, StreamsTaskOffsets, StreamsTaskRuntime,
-    StreamsTaskTransition,
+    MemberState, MembershipCommand, StreamsGroupSessionAssignment, StreamsMembership,
+    StreamsTaskAssignment, StreamsTaskOffsets, StreamsTaskRuntime, StreamsTaskTransition,
 };
 
 use super::config::StreamsGroupConfig;
@@ -60,11 +59,30 @@ impl StreamsGroupSession {
         let now = Instant::now();
         session.driver.command(now, MembershipCommand::Join)?;
         let deadline = now + session.config.get_join_timeout();
+        // No lookup or heartbeat of the join outlives the join timeout.
+        session.driver.set_call_deadline(Some(deadline));
+        let joined = session.join_until(deadline);
+        session.driver.set_call_deadline(None);
+        joined.map(|()| session)
+    }
+
+    fn join_until(&mut self, deadline: Instant) -> Result<(), Error> {
+        let session = self;
         loop {
             session.driver.poll(Instant::now());
-            session.check_failed()?;
+            if let Err(e) = session.check_failed() {
+                // A refused topology: say which field differs from the group's.
+                let left = deadline.saturating_duration_since(Instant::now());
+                return Err(crate::describe::explain_topology_refusal(
+                    e,
+                    session.config.get_client_config(),
+                    session.config.group_id(),
+                    session.driver.membership.topology(),
+                    left.min(session.driver.request_timeout()),
+                ));
+            }
             if session.driver.membership.member_epoch() > 0 {
-                return Ok(session);
+                return Ok(());
             }
             if !session.wait_until_due(deadline) {
                 let last = session
@@ -200,10 +218,22 @@ impl StreamsGroupSession {
     pub fn heartbeat(&mut self) -> Result<StreamsGroupSessionAssignment, Error> {
         self.check_failed()?;
         let attempts = self.config.get_max_retries().max(1);
-        let deadline =
-            Instant::now() + (self.driver.request_timeout() + Duration::from_secs(1)) * attempts;
+        let limit = (self.driver.request_timeout() + Duration::from_secs(1)) * attempts;
+        let deadline = Instant::now() + limit;
         self.driver
             .command(Instant::now(), MembershipCommand::HeartbeatNow)?;
+        self.driver.set_call_deadline(Some(deadline));
+        let answered = self.heartbeat_until(deadline, attempts, limit);
+        self.driver.set_call_deadline(None);
+        answered
+    }
+
+    fn heartbeat_until(
+        &mut self,
+        deadline: Instant,
+        attempts: u32,
+        limit: Duration,
+    ) -> Result<StreamsGroupSessionAssignment, Error> {
         let mut last_error = None;
         let mut tries = 0;
         while tries < attempts {
@@ -227,15 +257,30 @@ impl StreamsGroupSession {
         }
         Err(last_error.unwrap_or_else(|| Error::Timeout {
             operation: format!("heartbeat in group {}", self.config.group_id()),
-            limit: self.driver.request_timeout() * attempts,
+            limit,
         }))
     }
 
     /// Leaves the group (member epoch -1, or -2 for a static member) and waits for the answer
-    /// until the close timeout. Idempotent.
+    /// until the close timeout. Idempotent (a second call reports the first one's outcome).
+    ///
+    /// `Ok` means the broker answered the leave heartbeat: the member is out of the group and
+    /// its tasks go to others at once. Otherwise the session is closed all the same, and the
+    /// error says what happened to the leave — [`MembershipError::LeaveNotSent`] (no
+    /// coordinator connection), [`MembershipError::LeaveNotAnswered`] (sent, no answer by the
+    /// close timeout) or [`MembershipError::LeaveRefused`] (answered with an error) — in which
+    /// case the broker removes the member only after the group's session timeout.
+    ///
+    /// [`MembershipError::LeaveNotSent`]: crate::streams::MembershipError::LeaveNotSent
+    /// [`MembershipError::LeaveNotAnswered`]: crate::streams::MembershipError::LeaveNotAnswered
+    /// [`MembershipError::LeaveRefused`]: crate::streams::MembershipError::LeaveRefused
     pub fn close(&mut self) -> Result<(), Error> {
-        let deadline = Instant::now() + self.config.get_close_timeout();
-        leave(&mut self.driver, deadline)
+        let started = Instant::now();
+        let deadline = started + self.config.get_close_timeout();
+        self.driver.set_call_deadline(Some(deadline));
+        let left = self.driver.leave(started, deadline);
+        self.driver.set_call_deadline(None);
+        left
     }
 
     /// True once the member left the group or stopped.
@@ -250,60 +295,7 @@ impl StreamsGroupSession {
     /// Moves the session onto a dedicated heartbeat thread, which keeps the membership alive
     /// from now on. See [`StreamsGroupSessionHandle`].
     pub fn spawn_heartbeat_thread(self) -> Result<StreamsGroupSessionHandle, Error> {
-        StreamsGroupSessionHandle::spawn(self)
-    }
-}
-
-/// The graceful leave, shared by the blocking session and the heartbeat thread.
-pub(crate) fn leave(driver: &mut Driver, deadline: Instant) -> Result<(), Error> {
-    match driver.membership.state() {
-        MemberState::Left => return Ok(()),
-        MemberState::Unjoined => {
-            driver
-                .shared()
-                .publish_state(StreamsGroupState::Closed, driver.membership.member_epoch());
-            return Ok(());
-        }
-        _ => {}
-    }
-    if let Some(f) = driver.failure() {
-        return Err(Error::from_shared(f));
-    }
-    driver.command(
-        Instant::now(),
-        MembershipCommand::Leave(LeaveOperation::Default),
-    )?;
-    loop {
-        driver.poll(Instant::now());
-        match driver.membership.state() {
-            MemberState::Left => return Ok(()),
-            MemberState::Failed => {
-                return Err(driver
-                    .failure()
-                    .map(Error::from_shared)
-                    .unwrap_or(Error::Closed))
-            }
-            _ => {}
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            // Could not deliver the leave in time: the broker expires the member after the
-            // session timeout. Say so, but the session is closed either way.
-            driver.abandon_leave();
-            driver
-                .shared()
-                .publish_state(StreamsGroupState::Closed, driver.membership.member_epoch());
-            return Err(Error::Timeout {
-                operation: "leaving the group (the broker will expire the member after its \
-                            session timeout)"
-                    .into(),
-                limit: deadline.saturating_duration_since(now),
-            });
-        }
-        let due = driver.next_wakeup().unwrap_or(deadline).min(deadline);
-        if due > now {
-            std::thread::sleep(due - now);
-        }
+        StreamsGroupSessionHandle::spawn(self.driver, self.config)
     }
 }
 

@@ -44,10 +44,16 @@
 //! * Errors: 15/16 → coordinator lost, retry as soon as a new one is known (no backoff);
 //!   14 and other retriable codes → capped exponential backoff with jitter; 110/25 → fenced:
 //!   all tasks lost, epoch 0, same member id, full rejoin, backoff reset; 29 → surfaced, state
-//!   kept, retried with backoff; anything else → [`MemberState::Failed`].
+//!   kept, retried with backoff; -1 (`UNKNOWN_SERVER_ERROR`) → retried with backoff up to
+//!   [`MAX_UNKNOWN_SERVER_ERROR_RETRIES`] answers in a row (Java: fatal at once; see
+//!   [`limits`]); anything else → [`MemberState::Failed`].
+//! * The broker's heartbeat interval is used clamped into [`MIN_HEARTBEAT_INTERVAL`] ..=
+//!   [`MAX_HEARTBEAT_INTERVAL`] (0, negative or huge values would spin or stop heartbeats); the
+//!   first adjusted value is reported once ([`MembershipEvent::HeartbeatIntervalAdjusted`]).
 //! * Leave: epoch -1 for a dynamic member, -2 for a static one ([`LeaveOperation`]); answered by
 //!   anything (even `UNKNOWN_MEMBER_ID` or a transport failure) it counts as left; it is not
-//!   retried. `ShutdownApplication` is only set after an explicit request and then stays set on
+//!   retried. How it ended (answered, refused, sent but not answered, never sent) is kept in
+//!   [`StreamsMembership::leave_outcome`], so a driver can report a leave that did not happen. `ShutdownApplication` is only set after an explicit request and then stays set on
 //!   every later heartbeat, leave included.
 //! * Versions: on v0 (brokers 4.1–4.3) the request never carries an instance id, task offsets
 //!   or non-empty warm-up tasks; asking for static membership against such a broker fails with
@@ -70,6 +76,13 @@ use crate::protocol::api::streams_group_heartbeat::{
     self as wire, StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use crate::protocol::BrokerErrorKind;
+
+pub mod limits;
+
+pub use limits::{
+    clamp_heartbeat_interval, LeaveOutcome, MAX_HEARTBEAT_INTERVAL,
+    MAX_UNKNOWN_SERVER_ERROR_RETRIES, MIN_HEARTBEAT_INTERVAL,
+};
 
 /// `MemberEpoch` of a join heartbeat.
 pub const JOIN_GROUP_MEMBER_EPOCH: i32 = 0;
@@ -314,7 +327,16 @@ pub enum MembershipEvent {
     },
     /// The member failed for good.
     Failed(MembershipError),
-    /// The member left the group.
+    /// The broker asked for a heartbeat interval outside [`MIN_HEARTBEAT_INTERVAL`] ..=
+    /// [`MAX_HEARTBEAT_INTERVAL`]; the member uses `used` instead. Reported once per member
+    /// (the first adjusted value), so that a driver can warn once.
+    HeartbeatIntervalAdjusted {
+        /// What the broker sent (`HeartbeatIntervalMs`).
+        received_ms: i32,
+        /// The interval the member uses.
+        used: Duration,
+    },
+    /// The member left the group (see [`StreamsMembership::leave_outcome`] for how).
     Left {
         /// The error the leave heartbeat got, if any (`UNKNOWN_MEMBER_ID` and
         /// `FENCED_MEMBER_EPOCH` are not reported: the member is gone either way).
@@ -419,6 +441,35 @@ pub enum MembershipError {
     /// The member has failed; commands are refused.
     #[error("the member has failed: {0}")]
     AlreadyFailed(Box<MembershipError>),
+    /// Closing: the leave heartbeat was never sent ([`LeaveOutcome::NotSent`]).
+    #[error("group {group}: left without telling the broker: the leave heartbeat was not sent ({reason}); the broker removes the member and hands its tasks to others only after the group's session timeout (streams.session.timeout.ms)")]
+    LeaveNotSent {
+        /// The group.
+        group: String,
+        /// Why (no coordinator known, and the last error seen).
+        reason: String,
+    },
+    /// Closing: the leave heartbeat was sent but not answered ([`LeaveOutcome::NotAnswered`]).
+    #[error("group {group}: the leave heartbeat was sent but not answered within {} ms ({reason}); if the broker did not get it, it removes the member only after the group's session timeout (streams.session.timeout.ms); a longer close timeout gives a slow coordinator more time", waited.as_millis())]
+    LeaveNotAnswered {
+        /// The group.
+        group: String,
+        /// How long the close waited, from its start.
+        waited: Duration,
+        /// What happened to the leave (connection failure, timeout).
+        reason: String,
+    },
+    /// Closing: the broker answered the leave heartbeat with an error
+    /// ([`LeaveOutcome::Refused`]).
+    #[error("group {group}: the broker answered the leave heartbeat with {error}{}; the member stopped heartbeating, so the broker removes it after the group's session timeout", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    LeaveRefused {
+        /// The group.
+        group: String,
+        /// The error.
+        error: BrokerErrorKind,
+        /// The broker's message.
+        message: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -480,6 +531,14 @@ pub struct StreamsMembership {
     task_offset_interval_ms: i32,
     acceptable_recovery_lag: Option<i64>,
     topology_description_required: bool,
+    /// How the last leave ended; `None` until the member leaves (cleared on join).
+    leave_outcome: Option<LeaveOutcome>,
+    /// The broker's message on a refused leave.
+    leave_message: Option<String>,
+    /// Whether an adjusted heartbeat interval was reported already (once per member).
+    interval_adjustment_reported: bool,
+    /// `UNKNOWN_SERVER_ERROR` answers in a row.
+    unknown_server_errors: u32,
 }
 
 const BASE64_URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -652,6 +711,10 @@ impl StreamsMembership {
             task_offset_interval_ms: 0,
             acceptable_recovery_lag: None,
             topology_description_required: false,
+            leave_outcome: None,
+            leave_message: None,
+            interval_adjustment_reported: false,
+            unknown_server_errors: 0,
         })
     }
 
@@ -724,6 +787,16 @@ impl StreamsMembership {
     /// Whether the broker asked for a topology description (KIP-1331; may be ignored).
     pub fn topology_description_required(&self) -> bool {
         self.topology_description_required
+    }
+
+    /// How the last leave ended (`None` before the member left, and again once it rejoins).
+    pub fn leave_outcome(&self) -> Option<LeaveOutcome> {
+        self.leave_outcome
+    }
+
+    /// The broker's message when it refused the last leave ([`LeaveOutcome::Refused`]).
+    pub fn leave_message(&self) -> Option<&str> {
+        self.leave_message.as_deref()
     }
 
     /// Whether a shutdown of the whole application was requested by this member.
@@ -838,6 +911,9 @@ impl StreamsMembership {
         self.acked = None;
         self.forget_last_sent();
         self.leave = None;
+        self.leave_outcome = None;
+        self.leave_message = None;
+        self.unknown_server_errors = 0;
         self.reset_backoff();
         self.send_asap = true;
         self.set_state(MemberState::Joining);
@@ -922,8 +998,10 @@ impl StreamsMembership {
                 self.leave = Some(PendingLeave { epoch, sent: false });
                 self.set_state(MemberState::Leaving);
             }
-            // No leave heartbeat wanted, or nobody to send it to (Java: leave skipped).
-            _ => self.finish_leave(None),
+            // Nobody to send it to (Java: leave skipped, `onHeartbeatRequestSkipped`).
+            Some(_) => self.finish_leave(LeaveOutcome::NotSent),
+            // No leave heartbeat wanted.
+            None => self.finish_leave(LeaveOutcome::Skipped),
         }
     }
 
@@ -935,7 +1013,12 @@ impl StreamsMembership {
         }
     }
 
-    fn finish_leave(&mut self, error: Option<BrokerErrorKind>) {
+    fn finish_leave(&mut self, outcome: LeaveOutcome) {
+        let error = match outcome {
+            LeaveOutcome::Refused(e) => Some(e),
+            _ => None,
+        };
+        self.leave_outcome = Some(outcome);
         self.mark_in_flight_stale();
         self.leave = None;
         self.assignment.member_epoch = 0;
@@ -952,7 +1035,11 @@ impl StreamsMembership {
         }
         if self.state == MemberState::Leaving {
             // Either the leave was in flight (fire and forget) or can no longer be sent.
-            self.finish_leave(None);
+            let outcome = match self.leave {
+                Some(PendingLeave { sent: true, .. }) => LeaveOutcome::NotAnswered,
+                _ => LeaveOutcome::NotSent,
+            };
+            self.finish_leave(outcome);
             return;
         }
         self.send_asap = true;
@@ -1210,14 +1297,17 @@ impl StreamsMembership {
             return;
         }
         if kind == InFlight::Leave {
-            let reported = match error {
+            let outcome = match error {
                 BrokerErrorKind::None
                 | BrokerErrorKind::UnknownMemberId
-                | BrokerErrorKind::FencedMemberEpoch => None,
-                other => Some(other),
+                | BrokerErrorKind::FencedMemberEpoch => LeaveOutcome::Left,
+                other => LeaveOutcome::Refused(other),
             };
             if self.state == MemberState::Leaving {
-                self.finish_leave(reported);
+                self.finish_leave(outcome);
+                if !outcome.is_confirmed() {
+                    self.leave_message = response.error_message.clone();
+                }
             }
             return;
         }
@@ -1246,6 +1336,23 @@ impl StreamsMembership {
                 self.backoff();
             }
             e if e.is_retriable() => self.backoff(),
+            BrokerErrorKind::UnknownServerError
+                if self.unknown_server_errors < MAX_UNKNOWN_SERVER_ERROR_RETRIES =>
+            {
+                // A transient broker fault (see `limits`): retry, but not forever.
+                self.unknown_server_errors += 1;
+                self.backoff();
+            }
+            BrokerErrorKind::UnknownServerError => self.fail(MembershipError::Broker {
+                group: self.group(),
+                error,
+                message: Some(format!(
+                    "{} (answered {} times in a row, retried with backoff; see the broker's \
+                     log for the exception behind it)",
+                    message.as_deref().unwrap_or("no message"),
+                    self.unknown_server_errors + 1
+                )),
+            }),
             e => self.fail(MembershipError::Broker {
                 group: self.group(),
                 error: e,
@@ -1302,8 +1409,17 @@ impl StreamsMembership {
             }
         };
         self.reset_backoff();
-        self.interval =
-            Duration::from_millis(u64::try_from(response.heartbeat_interval_ms).unwrap_or(0));
+        self.unknown_server_errors = 0;
+        let (interval, adjusted) = clamp_heartbeat_interval(response.heartbeat_interval_ms);
+        self.interval = interval;
+        if adjusted && !self.interval_adjustment_reported {
+            self.interval_adjustment_reported = true;
+            self.events
+                .push_back(MembershipEvent::HeartbeatIntervalAdjusted {
+                    received_ms: response.heartbeat_interval_ms,
+                    used: interval,
+                });
+        }
         self.task_offset_interval_ms = response.task_offset_interval_ms;
         self.acceptable_recovery_lag = response.recovery_lag(version);
         self.topology_description_required = response.topology_description_required;
@@ -1337,7 +1453,7 @@ impl StreamsMembership {
         if self.state == MemberState::Leaving && had_leave {
             // Fire and forget: a failed leave is not retried.
             self.in_flight.clear();
-            self.finish_leave(None);
+            self.finish_leave(LeaveOutcome::NotAnswered);
             return;
         }
         self.in_flight.clear();

@@ -4,11 +4,13 @@
 //! in by the caller, which keeps every rule testable on a manual clock.
 
 pub mod assignment;
+mod java_order;
 pub mod membership;
 pub mod offsets;
 pub mod runtime;
 pub mod task;
 pub mod topology;
+mod topology_diff;
 
 pub use assignment::{
     AssignmentDelta, AssignmentError, EndpointPartitions, EndpointPartitionsDelta, MergeOutcome,
@@ -24,4 +26,7 @@ pub use task::{
     StreamsTaskAssignment, StreamsTaskError, StreamsTaskId, StreamsTaskRole, StreamsTaskTransition,
     WireTaskIds,
 };
-pub use topology::{CopartitionGroup, StreamsTopology, Subtopology, TopicInfo, TopologyError};
+pub use topology::{
+    CopartitionGroup, JavaHashSetSizing, StreamsTopology, Subtopology, TopicInfo, TopologyError,
+};
+pub use topology_diff::TopologyDifference;

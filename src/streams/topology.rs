@@ -11,14 +11,21 @@
 //! * `source_topics` and `repartition_sink_topics` sorted;
 //! * `repartition_source_topics` and `state_changelog_topics` sorted by name, each topic's
 //!   `topic_configs` sorted by key;
-//! * copartition groups rewritten so their indexes point into the *sorted* lists.
-//!
-//! Java builds copartition groups from hash sets, so it has no defined order for them; here the
-//! indexes inside a group are sorted and de-duplicated and the groups are sorted, so at least
-//! all members of this library agree.
+//! * copartition groups in Java's own order, which is no sort at all but the iteration order of
+//!   Java's `HashSet`s (`InternalTopologyBuilder.copartitionGroups()`): groups that share a
+//!   topic are merged, duplicates vanish, the groups come in the order of a
+//!   `HashSet<Set<String>>` and each group's topics in the order of its `HashSet<String>`,
+//!   written as indexes into the *sorted* lists. So `orders` + `customers` goes on the wire as
+//!   `[1, 0]`. The order depends on the topic names' `String.hashCode` (emulated exactly), on
+//!   the Java runtime for a few topologies ([`JavaHashSetSizing`]) and, for names that share a
+//!   hash bucket, on the order Java added them: here the order of the group's indexes (source
+//!   topics first), which is the order [`Subtopology::copartition_topics`] was given.
+//!   `tests/java_topology_order.rs` checks this against Kafka Streams' own code.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
+use super::java_order::java_copartition_groups;
+pub use super::java_order::JavaHashSetSizing;
 use super::task::StreamsTaskId;
 
 /// The topology of a Streams application: what it reads, writes and keeps state in.
@@ -27,6 +34,9 @@ pub struct StreamsTopology {
     /// The subtopologies (independent parts of the processing graph). Each one yields
     /// tasks `(id, 0..n)` where `n` is the largest partition count of its source topics.
     pub subtopologies: Vec<Subtopology>,
+    /// Which Java runtime's `HashSet` sizing the copartition-group order follows; only
+    /// matters for a few topologies (see [`JavaHashSetSizing`]).
+    pub java_hash_set_sizing: JavaHashSetSizing,
 }
 
 /// One subtopology: a connected part of the processing graph.
@@ -145,6 +155,14 @@ pub enum TopologyError {
         /// The list's length.
         len: usize,
     },
+    /// After Java's merging of copartition groups that share a topic, a group's topics are
+    /// not all read by one single subtopology (Java fails such a topology with
+    /// `IllegalStateException: Not all copartition groups were converted to broker topology`).
+    #[error("copartition group {topics:?} is not read by exactly one subtopology; a topic may be copartitioned only within the subtopology that reads it")]
+    CopartitionGroupAcrossSubtopologies {
+        /// The merged group's topics.
+        topics: Vec<String>,
+    },
     /// A topic named for co-partitioning is neither a source nor a repartition source topic of
     /// the subtopology.
     #[error("subtopology {subtopology:?}: copartitioned topic {topic:?} is not one of its source topics")]
@@ -229,7 +247,10 @@ impl Subtopology {
         self
     }
 
-    /// Adds a copartition group given as indexes.
+    /// Adds a copartition group given as indexes (into the lists as declared, before
+    /// [`StreamsTopology::canonical`] sorts them). The order of the indexes, source topics
+    /// first, is the order Java is assumed to have added the topics; see
+    /// [`Subtopology::copartition_topics`].
     pub fn copartition_group(mut self, group: CopartitionGroup) -> Self {
         self.copartition_groups.push(group);
         self
@@ -238,6 +259,13 @@ impl Subtopology {
     /// Adds a copartition group given by topic names, resolved against the source topics and
     /// repartition source topics added so far (source topics win, as in Java). Fails if a name
     /// is neither.
+    ///
+    /// The order of the groups and of the names does not decide the wire order:
+    /// [`StreamsTopology::canonical`] computes Java's. The one exception is two names of one
+    /// group with the same Java `HashSet` bucket, which Java keeps in the order it added them
+    /// (the order of its source nodes): give them in that order (source topics before
+    /// repartition topics). If they are the wrong way round, the broker refuses the member and
+    /// the error says the copartition groups differ.
     pub fn copartition_topics<I, S>(mut self, names: I) -> Result<Self, TopologyError>
     where
         I: IntoIterator<Item = S>,
@@ -395,8 +423,10 @@ impl Subtopology {
         Ok(())
     }
 
-    /// Normalises one (already validated) subtopology; see the module docs for the order.
-    fn normalise(&self) -> Result<Subtopology, TopologyError> {
+    /// Sorts the lists of one (already validated) subtopology; see the module docs for the
+    /// order. Copartition groups are left empty: they depend on the whole topology
+    /// ([`StreamsTopology::canonical`] fills them in).
+    fn sorted_lists(&self) -> Subtopology {
         let mut source_topics = self.source_topics.clone();
         source_topics.sort();
         let mut repartition_sink_topics = self.repartition_sink_topics.clone();
@@ -413,86 +443,70 @@ impl Subtopology {
             v.sort_by(|a, b| a.name.cmp(&b.name));
             v
         };
-        let repartition_source_topics = sort_infos(&self.repartition_source_topics);
-        let state_changelog_topics = sort_infos(&self.state_changelog_topics);
-
-        // Indexes referred to the caller's order; map them through the names to the sorted
-        // order. Validation guarantees every index is in range.
-        let src_pos: BTreeMap<&str, usize> = source_topics
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.as_str(), i))
-            .collect();
-        let rep_pos: BTreeMap<&str, usize> = repartition_source_topics
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.as_str(), i))
-            .collect();
-        let old_src: Vec<&str> = self.source_topics.iter().map(String::as_str).collect();
-        let old_rep: Vec<&str> = self
-            .repartition_source_topics
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect();
-        let mut copartition_groups = Vec::with_capacity(self.copartition_groups.len());
-        for g in &self.copartition_groups {
-            copartition_groups.push(CopartitionGroup {
-                source_topics: remap(
-                    &self.id,
-                    &g.source_topics,
-                    &old_src,
-                    &src_pos,
-                    "source_topics",
-                )?,
-                repartition_source_topics: remap(
-                    &self.id,
-                    &g.repartition_source_topics,
-                    &old_rep,
-                    &rep_pos,
-                    "repartition_source_topics",
-                )?,
-            });
-        }
-        copartition_groups.sort();
-        copartition_groups.dedup();
-
-        Ok(Subtopology {
+        Subtopology {
             id: self.id.clone(),
             source_topics,
             repartition_sink_topics,
-            repartition_source_topics,
-            state_changelog_topics,
-            copartition_groups,
+            repartition_source_topics: sort_infos(&self.repartition_source_topics),
+            state_changelog_topics: sort_infos(&self.state_changelog_topics),
+            copartition_groups: Vec::new(),
+        }
+    }
+
+    /// The declared copartition groups as topic names: each group's source topics in the
+    /// order of its indexes, then its repartition source topics. Validation guarantees every
+    /// index is in range.
+    fn declared_copartition_names(&self) -> Vec<Vec<&str>> {
+        self.copartition_groups
+            .iter()
+            .map(|g| {
+                let sources = g.source_topics.iter().filter_map(|&i| {
+                    let i = usize::try_from(i).ok()?;
+                    self.source_topics.get(i).map(String::as_str)
+                });
+                let repartitions = g.repartition_source_topics.iter().filter_map(|&i| {
+                    let i = usize::try_from(i).ok()?;
+                    self.repartition_source_topics
+                        .get(i)
+                        .map(|t| t.name.as_str())
+                });
+                sources.chain(repartitions).collect()
+            })
+            .collect()
+    }
+
+    /// Whether every topic of `names` is a source or repartition source topic here.
+    fn reads_all(&self, names: &[&str]) -> bool {
+        names.iter().all(|n| {
+            self.source_topics.iter().any(|t| t == n)
+                || self.repartition_source_topics.iter().any(|t| t.name == *n)
         })
     }
-}
 
-/// Maps copartition indexes from the caller's list order (`old_names`) to the sorted order
-/// (`pos`), then sorts and de-duplicates them.
-fn remap(
-    subtopology: &str,
-    indexes: &[i16],
-    old_names: &[&str],
-    pos: &BTreeMap<&str, usize>,
-    list: &'static str,
-) -> Result<Vec<i16>, TopologyError> {
-    let mut out = Vec::with_capacity(indexes.len());
-    for &index in indexes {
-        let new = usize::try_from(index)
-            .ok()
-            .and_then(|i| old_names.get(i))
-            .and_then(|name| pos.get(name).copied())
-            .ok_or_else(|| TopologyError::CopartitionIndexOutOfRange {
-                subtopology: subtopology.to_string(),
-                list,
-                index,
-                len: old_names.len(),
-            })?;
-        out.push(index_i16(subtopology, list, new)?);
+    /// A copartition group (topic names in Java's order) as indexes into this (sorted)
+    /// subtopology's lists; a name that is both a source and a repartition source topic
+    /// counts as a source topic, as in Java.
+    fn group_indexes(&self, names: &[&str]) -> Result<CopartitionGroup, TopologyError> {
+        let mut group = CopartitionGroup::default();
+        for name in names {
+            if let Some(i) = self.source_topics.iter().position(|t| t == name) {
+                group
+                    .source_topics
+                    .push(index_i16(&self.id, "source_topics", i)?);
+            } else if let Some(i) = self
+                .repartition_source_topics
+                .iter()
+                .position(|t| t.name == *name)
+            {
+                group.repartition_source_topics.push(index_i16(
+                    &self.id,
+                    "repartition_source_topics",
+                    i,
+                )?);
+            }
+        }
+        Ok(group)
     }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
 }
 
 fn index_i16(subtopology: &str, list: &'static str, i: usize) -> Result<i16, TopologyError> {
@@ -534,17 +548,50 @@ impl StreamsTopology {
         Ok(())
     }
 
-    /// Validates and returns the normalised topology, in exactly the order it goes on the wire
-    /// (see the module docs). Normalising is idempotent, and two topologies that differ only in
-    /// list order have equal canonical forms.
+    /// Validates and returns the normalised topology, in exactly the order a Java member of
+    /// the same application puts on the wire (see the module docs). Normalising is
+    /// idempotent, and two topologies that differ only in the order of their lists have equal
+    /// canonical forms (except the order of topics inside one copartition group, which Java
+    /// keeps for names that share a hash bucket).
     pub fn canonical(&self) -> Result<StreamsTopology, TopologyError> {
         self.validate()?;
-        let mut subtopologies = Vec::with_capacity(self.subtopologies.len());
-        for s in &self.subtopologies {
-            subtopologies.push(s.normalise()?);
+        let declared: Vec<Vec<&str>> = self
+            .subtopologies
+            .iter()
+            .flat_map(Subtopology::declared_copartition_names)
+            .collect();
+        let groups = java_copartition_groups(&declared, self.java_hash_set_sizing);
+        let mut subtopologies: Vec<Subtopology> = self
+            .subtopologies
+            .iter()
+            .map(Subtopology::sorted_lists)
+            .collect();
+        for names in &groups {
+            // Java places a group in every subtopology that reads all its topics and insists
+            // that this is exactly one (the groups are disjoint per subtopology otherwise).
+            let homes: Vec<usize> = (0..subtopologies.len())
+                .filter(|&i| subtopologies[i].reads_all(names))
+                .collect();
+            let [home] = homes[..] else {
+                return Err(TopologyError::CopartitionGroupAcrossSubtopologies {
+                    topics: names.iter().map(|n| n.to_string()).collect(),
+                });
+            };
+            let group = subtopologies[home].group_indexes(names)?;
+            subtopologies[home].copartition_groups.push(group);
         }
         subtopologies.sort_by(|a, b| a.id.cmp(&b.id));
-        Ok(StreamsTopology { subtopologies })
+        Ok(StreamsTopology {
+            subtopologies,
+            java_hash_set_sizing: self.java_hash_set_sizing,
+        })
+    }
+
+    /// Follows the `HashSet` sizing of this Java runtime when ordering copartition groups (the
+    /// default, JDK 19 and later, fits Java 21 and 25; see [`JavaHashSetSizing`]).
+    pub fn with_java_hash_set_sizing(mut self, sizing: JavaHashSetSizing) -> Self {
+        self.java_hash_set_sizing = sizing;
+        self
     }
 
     /// Whether `self` is valid and already in canonical order.
@@ -588,221 +635,4 @@ impl StreamsTopology {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> StreamsTopology {
-        StreamsTopology::new()
-            .subtopology(
-                Subtopology::new("1")
-                    .repartition_source_topic(
-                        TopicInfo::new("app-rep-b")
-                            .config("retention.ms", "-1")
-                            .config("cleanup.policy", "delete"),
-                    )
-                    .repartition_source_topic(TopicInfo::new("app-rep-a").partitions(4))
-                    .state_changelog_topic(
-                        TopicInfo::new("app-store-changelog")
-                            .config("b", "2")
-                            .config("a", "1"),
-                    )
-                    .copartition_topics(["app-rep-b", "app-rep-a"])
-                    .unwrap(),
-            )
-            .subtopology(
-                Subtopology::new("0")
-                    .source_topic("orders")
-                    .source_topic("customers")
-                    .repartition_sink_topic("app-rep-b")
-                    .repartition_sink_topic("app-rep-a")
-                    .copartition_topics(["orders", "customers"])
-                    .unwrap(),
-            )
-    }
-
-    #[test]
-    fn canonical_sorts_everything_and_remaps_copartition_indexes() {
-        let c = sample().canonical().unwrap();
-        assert_eq!(c.subtopology_ids(), vec!["0", "1"]);
-        let s0 = &c.subtopologies[0];
-        assert_eq!(s0.id, "0");
-        assert_eq!(s0.source_topics, vec!["customers", "orders"]);
-        assert_eq!(s0.repartition_sink_topics, vec!["app-rep-a", "app-rep-b"]);
-        // Declared as orders(0), customers(1); after sorting orders is 1, customers 0.
-        assert_eq!(
-            s0.copartition_groups,
-            vec![CopartitionGroup::new(vec![0, 1], vec![])]
-        );
-        let s1 = &c.subtopologies[1];
-        let names: Vec<&str> = s1
-            .repartition_source_topics
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect();
-        assert_eq!(names, vec!["app-rep-a", "app-rep-b"]);
-        assert_eq!(s1.repartition_source_topics[0].partitions, 4);
-        assert_eq!(
-            s1.repartition_source_topics[1].topic_configs,
-            vec![
-                ("cleanup.policy".to_string(), "delete".to_string()),
-                ("retention.ms".to_string(), "-1".to_string())
-            ]
-        );
-        assert_eq!(
-            s1.state_changelog_topics[0].topic_configs,
-            vec![
-                ("a".to_string(), "1".to_string()),
-                ("b".to_string(), "2".to_string())
-            ]
-        );
-        assert_eq!(
-            s1.copartition_groups,
-            vec![CopartitionGroup::new(vec![], vec![0, 1])]
-        );
-        assert!(c.is_canonical());
-        assert!(!sample().is_canonical());
-        assert_eq!(c.canonical().unwrap(), c);
-    }
-
-    #[test]
-    fn copartition_remap_follows_names_not_positions() {
-        let t = StreamsTopology::new().subtopology(
-            Subtopology::new("0")
-                .source_topic("c")
-                .source_topic("a")
-                .source_topic("b")
-                .copartition_group(CopartitionGroup::new(vec![0, 2], vec![])),
-        );
-        let c = t.canonical().unwrap();
-        // c -> 2, b -> 1
-        assert_eq!(
-            c.subtopologies[0].copartition_groups[0].source_topics,
-            vec![1, 2]
-        );
-    }
-
-    #[test]
-    fn defaults_of_topic_info() {
-        let t = TopicInfo::new("x");
-        assert_eq!((t.partitions, t.replication_factor), (0, -1));
-        assert_eq!(
-            TopicInfo::new("x").replication_factor(3).replication_factor,
-            3
-        );
-    }
-
-    #[test]
-    fn validation_errors() {
-        assert_eq!(
-            StreamsTopology::new().validate(),
-            Err(TopologyError::NoSubtopologies)
-        );
-        let one = |s: Subtopology| StreamsTopology::new().subtopology(s);
-        assert_eq!(
-            one(Subtopology::new("").source_topic("a")).validate(),
-            Err(TopologyError::EmptySubtopologyId)
-        );
-        assert_eq!(
-            one(Subtopology::new("0")).validate(),
-            Err(TopologyError::NoSourceTopics("0".into()))
-        );
-        assert!(matches!(
-            one(Subtopology::new("0").source_topic("")).validate(),
-            Err(TopologyError::EmptyTopicName {
-                list: "source_topics",
-                ..
-            })
-        ));
-        assert!(matches!(
-            one(Subtopology::new("0")
-                .source_topic("a")
-                .repartition_sink_topic(""))
-            .validate(),
-            Err(TopologyError::EmptyTopicName {
-                list: "repartition_sink_topics",
-                ..
-            })
-        ));
-        assert!(matches!(
-            one(Subtopology::new("0").source_topic("a").source_topic("a")).validate(),
-            Err(TopologyError::DuplicateTopic { .. })
-        ));
-        assert!(matches!(
-            one(Subtopology::new("0")
-                .source_topic("a")
-                .state_changelog_topic(TopicInfo::new("c").config("k", "1").config("k", "2")))
-            .validate(),
-            Err(TopologyError::DuplicateTopicConfig { .. })
-        ));
-        assert_eq!(
-            one(Subtopology::new("0")
-                .source_topic("a")
-                .state_changelog_topic(TopicInfo::new("c").partitions(3)))
-            .validate(),
-            Err(TopologyError::ChangelogPartitionsNotZero {
-                subtopology: "0".into(),
-                topic: "c".into(),
-                partitions: 3
-            })
-        );
-        assert!(matches!(
-            one(Subtopology::new("0").repartition_source_topic(TopicInfo::new("r").partitions(-2)))
-                .validate(),
-            Err(TopologyError::NegativePartitions { .. })
-        ));
-        for bad in [
-            CopartitionGroup::new(vec![1], vec![]),
-            CopartitionGroup::new(vec![-1], vec![]),
-            CopartitionGroup::new(vec![], vec![0]),
-        ] {
-            let r = one(Subtopology::new("0")
-                .source_topic("a")
-                .copartition_group(bad))
-            .validate();
-            assert!(
-                matches!(r, Err(TopologyError::CopartitionIndexOutOfRange { .. })),
-                "{r:?}"
-            );
-            let r = one(Subtopology::new("0")
-                .source_topic("a")
-                .copartition_group(CopartitionGroup::new(vec![5], vec![])))
-            .canonical();
-            assert!(r.is_err());
-        }
-        let dup = StreamsTopology::new()
-            .subtopology(Subtopology::new("0").source_topic("a"))
-            .subtopology(Subtopology::new("0").source_topic("b"));
-        assert_eq!(
-            dup.validate(),
-            Err(TopologyError::DuplicateSubtopologyId("0".into()))
-        );
-        assert!(matches!(
-            Subtopology::new("0")
-                .source_topic("a")
-                .copartition_topics(["zzz"]),
-            Err(TopologyError::UnknownCopartitionTopic { .. })
-        ));
-        assert!(sample().validate().is_ok());
-    }
-
-    #[test]
-    fn partitions_of_task_covers_source_and_repartition_source_topics() {
-        let t = StreamsTopology::new().subtopology(
-            Subtopology::new("0")
-                .source_topic("b")
-                .repartition_source_topic(TopicInfo::new("a-rep"))
-                .repartition_sink_topic("not-input")
-                .state_changelog_topic(TopicInfo::new("not-input-either")),
-        );
-        assert_eq!(
-            t.partitions_of_task(&StreamsTaskId::new("0", 3)),
-            vec![("a-rep".to_string(), 3), ("b".to_string(), 3)]
-        );
-        assert!(t.partitions_of_task(&StreamsTaskId::new("9", 3)).is_empty());
-        assert!(t
-            .partitions_of_task(&StreamsTaskId::new("0", -1))
-            .is_empty());
-        assert!(t.contains_subtopology("0"));
-        assert!(!t.contains_subtopology("1"));
-    }
-}
+mod tests;

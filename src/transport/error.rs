@@ -6,6 +6,11 @@
 use std::io;
 use std::time::Duration;
 
+/// What [`TransportError::NotTls`] says after the peer's address.
+pub const NOT_TLS: &str = "closed the connection during the TLS handshake before sending \
+    anything: the listener is probably not TLS (PLAINTEXT or SASL_PLAINTEXT); check \
+    security.protocol (SSL / SASL_SSL need a TLS listener) and the port";
+
 /// What went wrong in the transport. Every variant except [`TransportError::Resolve`] and
 /// [`TransportError::Connect`] leaves the connection broken: the caller must discard it.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +73,15 @@ pub enum TransportError {
         #[source]
         source: rustls::Error,
     },
+    /// The peer closed (or reset) the connection during the TLS handshake before sending a
+    /// single byte: a TLS client reached a listener that is not TLS (a Kafka `PLAINTEXT` or
+    /// `SASL_PLAINTEXT` listener reads the ClientHello as an oversized request and hangs up).
+    /// The same answer comes on every retry.
+    #[error("{peer} {}", NOT_TLS)]
+    NotTls {
+        /// The peer address.
+        peer: String,
+    },
     /// Any other socket error.
     #[error("I/O error with {peer}: {source}")]
     Io {
@@ -89,5 +103,17 @@ impl TransportError {
     /// True when the operation ran out of time (connect, handshake, send or receive).
     pub fn is_timeout(&self) -> bool {
         matches!(self, TransportError::Timeout { .. })
+    }
+
+    /// Whether a new connection may succeed where this one failed: false for TLS failures,
+    /// a peer that is not TLS and a frame too large (typically a TLS listener reached without
+    /// TLS), which give the same answer every time.
+    pub fn is_retriable(&self) -> bool {
+        !matches!(
+            self,
+            TransportError::Tls { .. }
+                | TransportError::NotTls { .. }
+                | TransportError::FrameTooLarge { .. }
+        )
     }
 }

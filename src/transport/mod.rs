@@ -7,14 +7,16 @@
 //! * [`error`]: the transport's error type.
 //! * [`resolve`](mod@resolve): host name resolution bounded by a timeout (the system resolver has none).
 //! * [`sasl`]: SASL mechanisms as step machines without I/O.
-//! * [`tls`]: rustls client configuration from [`crate::config::TlsConfig`].
+//!
+//! The rustls client configuration is built from the user's settings above this layer, in
+//! [`crate::tls`]; this layer takes a ready `rustls::ClientConfig` and imports nothing from
+//! `config` or `error`.
 
 pub mod connection;
 pub mod error;
 pub mod resolve;
 pub mod sasl;
 pub mod stream;
-pub mod tls;
 
 pub use connection::{ConnectOptions, Connection, DEFAULT_MAX_FRAME_SIZE};
 pub use error::TransportError;

@@ -351,6 +351,12 @@ impl Stream {
 
     fn handshake(&mut self, deadline: Instant) -> Result<(), TransportError> {
         let start = Instant::now();
+        // Whether the server sent any byte yet: a peer that hangs up (or resets) before its
+        // first byte is a listener that is not TLS, which no retry heals.
+        let mut received = false;
+        let not_tls = |peer: &str| TransportError::NotTls {
+            peer: peer.to_owned(),
+        };
         loop {
             let Some(tls) = self.tls.as_mut() else {
                 return Ok(());
@@ -364,11 +370,13 @@ impl Stream {
                 match tls.write_tls(&mut self.sock) {
                     Ok(_) => progressed = true,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if !received && is_hang_up(&e) => return Err(not_tls(&self.peer)),
                     Err(e) => return Err(io_err(&self.peer, e)),
                 }
             }
             if tls.wants_read() {
                 match tls.read_tls(&mut self.sock) {
+                    Ok(0) if !received => return Err(not_tls(&self.peer)),
                     Ok(0) => {
                         return Err(TransportError::Eof {
                             peer: self.peer.clone(),
@@ -376,6 +384,7 @@ impl Stream {
                         })
                     }
                     Ok(_) => {
+                        received = true;
                         progressed = true;
                         if let Err(e) = tls.process_new_packets() {
                             let _ = tls.write_tls(&mut self.sock);
@@ -386,6 +395,7 @@ impl Stream {
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if !received && is_hang_up(&e) => return Err(not_tls(&self.peer)),
                     Err(e) => return Err(io_err(&self.peer, e)),
                 }
             }
@@ -466,6 +476,18 @@ impl Stream {
             Err(e) => Err(io_err(&self.peer, e)),
         }
     }
+}
+
+/// The peer closed or reset the connection (what a listener that is not TLS does to a
+/// ClientHello).
+fn is_hang_up(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::UnexpectedEof
+    )
 }
 
 fn io_err(peer: &str, source: io::Error) -> TransportError {

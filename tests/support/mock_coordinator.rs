@@ -330,6 +330,14 @@ impl MockCoordinator {
         }
     }
 
+    /// Heartbeats received at or after `from` and before `to` (e.g. a rate per second).
+    pub fn count_between(&self, from: Instant, to: Instant) -> usize {
+        lock(&self.inner.log)
+            .iter()
+            .filter(|r| r.at >= from && r.at < to)
+            .count()
+    }
+
     /// Heartbeats that arrived while another one on the same connection was unanswered.
     pub fn pipelined(&self) -> usize {
         lock(&self.inner.log).iter().filter(|r| r.pipelined).count()

@@ -5,6 +5,8 @@
 //!
 //! ```text
 //!   let mut mech = SaslMechanism::from_config(&sasl_config)?;   // name() goes in SaslHandshake
+//!   // (from_config is defined with the configuration, above this layer: transport imports
+//!   //  nothing from config or error)
 //!   let mut out = mech.start();                                  // first SaslAuthenticate
 //!   loop {
 //!       let server = send_sasl_authenticate(out)?;               // broker's auth_bytes
@@ -33,8 +35,6 @@ pub use oauthbearer::{OAuthBearer, OAuthToken, OAuthTokenCallback};
 pub use plain::Plain;
 pub use scram::{Scram, ScramAlgorithm};
 
-use crate::config::SaslConfig;
-
 /// What a mechanism wants after consuming a server message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SaslStep {
@@ -61,7 +61,7 @@ pub enum SaslError {
         reason: String,
     },
     /// The server's message does not follow the mechanism's grammar.
-    #[error("{mechanism}: malformed server message: {reason}")]
+    #[error("{mechanism}: the client refused the server: malformed server message: {reason}")]
     MalformedServerMessage {
         /// Mechanism name.
         mechanism: &'static str,
@@ -69,20 +69,26 @@ pub enum SaslError {
         reason: &'static str,
     },
     /// `step` was called when the mechanism expected no further server message.
-    #[error("{mechanism}: unexpected server message after the exchange finished")]
+    #[error(
+        "{mechanism}: the client refused the server: unexpected server message after the \
+         exchange finished"
+    )]
     UnexpectedServerMessage {
         /// Mechanism name.
         mechanism: &'static str,
     },
     /// SCRAM: the server nonce does not start with (and extend) the client nonce, so the
     /// server-first message does not belong to this exchange (replay or man in the middle).
-    #[error("{mechanism}: server nonce does not extend the client nonce")]
+    #[error(
+        "{mechanism}: the client refused the server: its nonce does not extend the client's \
+         (a replayed or forged server-first message)"
+    )]
     ScramNonceMismatch {
         /// Mechanism name.
         mechanism: &'static str,
     },
     /// SCRAM: the salt is not valid base64 (or is empty).
-    #[error("{mechanism}: server sent an invalid salt")]
+    #[error("{mechanism}: the client refused the server: invalid salt")]
     ScramInvalidSalt {
         /// Mechanism name.
         mechanism: &'static str,
@@ -91,7 +97,8 @@ pub enum SaslError {
     /// let a man in the middle brute-force the password cheaply from the proof; too many
     /// would let a hostile server burn the client's CPU.
     #[error(
-        "{mechanism}: server iteration count {iterations} outside accepted {minimum}..={maximum}"
+        "{mechanism}: the client refused the server: iteration count {iterations} outside the \
+         accepted {minimum}..={maximum}"
     )]
     ScramIterationCount {
         /// Mechanism name.
@@ -112,13 +119,19 @@ pub enum SaslError {
         error: String,
     },
     /// SCRAM: the server-final message has no `v=` signature.
-    #[error("{mechanism}: server-final message lacks the server signature (v=)")]
+    #[error(
+        "{mechanism}: the client refused the server: its final message lacks the server \
+         signature (v=)"
+    )]
     ScramMissingServerSignature {
         /// Mechanism name.
         mechanism: &'static str,
     },
     /// SCRAM: the server signature is wrong: the server does not know the password.
-    #[error("{mechanism}: server signature does not verify; the server is not who it claims")]
+    #[error(
+        "{mechanism}: the client refused the server: its signature does not verify, so it \
+         does not know the password (not the broker configured, or a man in the middle)"
+    )]
     ScramServerSignatureMismatch {
         /// Mechanism name.
         mechanism: &'static str,
@@ -150,6 +163,22 @@ pub enum SaslError {
 }
 
 impl SaslError {
+    /// True when the client refused the server's messages (they failed the mechanism's
+    /// checks), as opposed to failing to produce its own credentials or the server reporting
+    /// an error in-band.
+    pub fn is_server_refusal(&self) -> bool {
+        matches!(
+            self,
+            SaslError::MalformedServerMessage { .. }
+                | SaslError::UnexpectedServerMessage { .. }
+                | SaslError::ScramNonceMismatch { .. }
+                | SaslError::ScramInvalidSalt { .. }
+                | SaslError::ScramIterationCount { .. }
+                | SaslError::ScramMissingServerSignature { .. }
+                | SaslError::ScramServerSignatureMismatch { .. }
+        )
+    }
+
     /// The SASL mechanism name this error arose in.
     pub fn mechanism(&self) -> &'static str {
         match self {
@@ -184,24 +213,6 @@ pub enum SaslMechanism {
 }
 
 impl SaslMechanism {
-    /// Builds the mechanism the configuration names. SCRAM draws its nonce from `rand`'s
-    /// thread RNG; OAUTHBEARER calls the token callback now.
-    pub fn from_config(config: &SaslConfig) -> Result<Self, SaslError> {
-        match config {
-            SaslConfig::Plain { username, password } => {
-                Plain::new(username, password.expose()).map(SaslMechanism::Plain)
-            }
-            SaslConfig::Scram {
-                algorithm,
-                username,
-                password,
-            } => Scram::new(*algorithm, username, password.expose()).map(SaslMechanism::Scram),
-            SaslConfig::OAuthBearer { callback } => {
-                OAuthBearer::from_callback(callback).map(SaslMechanism::OAuthBearer)
-            }
-        }
-    }
-
     /// The IANA mechanism name, as sent in `SaslHandshake`.
     pub fn name(&self) -> &'static str {
         match self {

@@ -7,6 +7,7 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 
@@ -28,9 +29,33 @@ import org.apache.kafka.streams.kstream.Produced;
  * <p>A record whose value equals the poison value makes selectKey throw {@link PoisonRecordException};
  * the peer's uncaught-exception handler answers that with SHUTDOWN_APPLICATION. The check sits in
  * the selectKey lambda, so it adds no node to the topology.
+ *
+ * <p>{@code --topology join} runs instead a KStream-KTable join, the classic copartitioned
+ * topology (issue 13):
+ * <pre>
+ *   input (String, String) -> join(table(--table), v + "|" + t) -> output (String, String)
+ * </pre>
+ * One subtopology reading both topics, copartition group {input, table}, and the table's store
+ * with changelog {@code <application.id>-<table>-STATE-STORE-0000000000-changelog}.
  */
 final class PeerTopology {
     private PeerTopology() {
+    }
+
+    static Topology build(final StreamsPeer.Options opts, final Properties props) {
+        if (opts.topology.equals("join")) {
+            return buildJoin(opts.input, opts.table, opts.output, props);
+        }
+        return build(opts.input, opts.output, opts.poison, props);
+    }
+
+    static Topology buildJoin(final String input, final String table, final String output, final Properties props) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        final KTable<String, String> customers = builder.table(table, Consumed.with(Serdes.String(), Serdes.String()));
+        builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .join(customers, (order, customer) -> order + "|" + customer)
+            .to(output, Produced.with(Serdes.String(), Serdes.String()));
+        return builder.build(props);
     }
 
     static Topology build(final String input, final String output, final String poison, final Properties props) {

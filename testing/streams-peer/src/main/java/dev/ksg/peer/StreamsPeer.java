@@ -105,7 +105,7 @@ public final class StreamsPeer {
             System.setProperty("peer.log.level", opts.logLevel == null ? "WARN" : opts.logLevel);
             // A state dir is required by StreamsConfig only nominally; nothing is written to it.
             final Properties props = opts.streamsProperties(Paths.get(System.getProperty("java.io.tmpdir")));
-            final Topology topology = PeerTopology.build(opts.input, opts.output, opts.poison, props);
+            final Topology topology = PeerTopology.build(opts, props);
             protocol.println(WireTopology.toJson(WireTopology.compute(topology, new StreamsConfig(props))));
             return;
         }
@@ -124,7 +124,7 @@ public final class StreamsPeer {
     }
 
     private int run() throws IOException {
-        final Topology topology = PeerTopology.build(opts.input, opts.output, opts.poison, props);
+        final Topology topology = PeerTopology.build(opts, props);
         streams = new KafkaStreams(topology, props);
         streams.setStateListener((newState, oldState) -> {
             log("state " + oldState + " -> " + newState + " at " + elapsedMs() + " ms since JVM start");
@@ -163,7 +163,7 @@ public final class StreamsPeer {
                         emit("describe " + JSON.writeValueAsString(topology.describe().toString()));
                         break;
                     case "topology":
-                        final Topology fresh = PeerTopology.build(opts.input, opts.output, opts.poison, props);
+                        final Topology fresh = PeerTopology.build(opts, props);
                         emit("topology " + WireTopology.toJson(WireTopology.compute(fresh, new StreamsConfig(props))));
                         break;
                     case "state":
@@ -391,6 +391,8 @@ public final class StreamsPeer {
             "  --bootstrap H:P       bootstrap.servers (required unless --print-topology)",
             "  --input TOPIC         input topic (default streams-peer-input)",
             "  --output TOPIC        output topic (default streams-peer-output)",
+            "  --topology NAME       count (default) or join: stream(input).join(table(--table)) -> output",
+            "  --table TOPIC         the KTable topic of --topology join (default customers)",
             "  --app-server H:P      application.server (default: unset)",
             "  --tag K=V             client.tag.K=V (repeatable)",
             "  --threads N           num.stream.threads (default 1)",
@@ -408,6 +410,8 @@ public final class StreamsPeer {
         String bootstrap;
         String input = "streams-peer-input";
         String output = "streams-peer-output";
+        String topology = "count";
+        String table = "customers";
         String appServer;
         final Map<String, String> tags = new LinkedHashMap<>();
         int threads = 1;
@@ -437,6 +441,8 @@ public final class StreamsPeer {
                     case "--bootstrap": o.bootstrap = v; break;
                     case "--input": o.input = v; break;
                     case "--output": o.output = v; break;
+                    case "--topology": o.topology = v; break;
+                    case "--table": o.table = v; break;
                     case "--app-server": o.appServer = v; break;
                     case "--tag": putKv(o.tags, a, v); break;
                     case "--threads": o.threads = Integer.parseInt(v); break;
@@ -454,6 +460,9 @@ public final class StreamsPeer {
             }
             if (o.group == null || o.group.isEmpty()) {
                 throw new IllegalArgumentException("--group is required");
+            }
+            if (!o.topology.equals("count") && !o.topology.equals("join")) {
+                throw new IllegalArgumentException("--topology is count or join, not " + o.topology);
             }
             if (!o.printTopology && (o.bootstrap == null || o.bootstrap.isEmpty())) {
                 throw new IllegalArgumentException("--bootstrap is required");

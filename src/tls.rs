@@ -1,6 +1,11 @@
 //! rustls client setup from a [`TlsConfig`]: trust roots, client certificate, server name,
 //! and the hostname-verification opt-out that still verifies the chain.
 //!
+//! Setup, not transport: it reads the configured files and reports [`TlsProblem`]s, so it
+//! sits with `config` and `error` above the client layer (it was `transport::tls`, which made
+//! the transport import the configuration); the transport only receives the finished
+//! `rustls::ClientConfig`.
+//!
 //! * Provider: ring (the crate's only crypto stack). Versions: TLS 1.3 and TLS 1.2 only;
 //!   anything older is refused by the client (see [`PROTOCOL_VERSIONS`]).
 //! * Trust: the platform's root store by default (via `rustls-native-certs`, which also
