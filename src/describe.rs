@@ -251,7 +251,7 @@ fn topic_from_wire(t: wire::TopicInfo) -> TopicInfo {
     }
 }
 
-fn subtopology_from_wire(s: wire::Subtopology) -> Subtopology {
+fn subtopology_from_wire(s: wire::DescribedSubtopology) -> Subtopology {
     Subtopology {
         id: s.subtopology_id,
         source_topics: s.source_topics,
@@ -505,7 +505,7 @@ fn with_group(e: Error, group: &str) -> Error {
 mod tests {
     use super::*;
     use crate::protocol::api::streams_group_describe::{
-        Assignment, Endpoint, KeyValue, Member, TaskIds, TaskOffset, Topology,
+        Assignment, DescribedTopology, Endpoint, KeyValue, Member, TaskIds, TaskOffset,
     };
 
     fn ids(sub: &str, parts: &[i32]) -> TaskIds {
@@ -521,9 +521,9 @@ mod tests {
             group_state: "Stable".into(),
             group_epoch: 7,
             assignment_epoch: 6,
-            topology: Some(Topology {
+            topology: Some(DescribedTopology {
                 epoch: 2,
-                subtopologies: Some(vec![wire::Subtopology {
+                subtopologies: Some(vec![wire::DescribedSubtopology {
                     subtopology_id: "0".into(),
                     source_topics: vec!["in".into()],
                     repartition_sink_topics: vec![],
@@ -602,7 +602,7 @@ mod tests {
     #[test]
     fn an_uninitialised_topology_is_none_and_a_missing_one_has_epoch_minus_one() {
         let mut g = wire_group();
-        g.topology = Some(Topology {
+        g.topology = Some(DescribedTopology {
             epoch: 0,
             subtopologies: None,
         });

@@ -24,6 +24,8 @@
 mod model;
 #[path = "conformance/core.rs"]
 mod core_apis;
+#[path = "conformance/data.rs"]
+mod data_apis;
 #[path = "conformance/headers.rs"]
 mod headers;
 #[path = "conformance/offsets.rs"]
@@ -69,6 +71,25 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
         .collect()
+}
+
+/// The JSON Kafka's converter writes for a value whose JSON the model wrote: the same, except
+/// that non-null `records` (Fetch and Produce record payloads) are written as an empty byte
+/// string (the generated converters never serialise record contents, only a placeholder).
+/// Reading JSON, Kafka does take the bytes, so direction (b) still checks record contents.
+fn kafka_writes(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("records", Value::String(_)) => (k, Value::String(String::new())),
+                    (_, v) => (k, kafka_writes(v)),
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(kafka_writes).collect()),
+        other => other,
+    }
 }
 
 /// Paths at which two JSON values differ (for readable failure reports).
@@ -158,7 +179,7 @@ impl Run {
         let answers = self.oracle.batch(&cmds);
         for ((i, bytes), answer) in encoded.iter().zip(&answers) {
             let i = *i;
-            let want = values[i].json(version);
+            let want = kafka_writes(values[i].json(version));
             match answer.strip_prefix("ok ") {
                 Some(json) => match serde_json::from_str::<Value>(json) {
                     Ok(got) if got == want => {}
@@ -278,7 +299,7 @@ impl Run {
                 (Ok(v), Some(json)) => {
                     both_ok += 1;
                     let got: Value = serde_json::from_str(json).unwrap_or(Value::Null);
-                    let want = v.json(version);
+                    let want = kafka_writes(v.json(version));
                     if got != want {
                         let mut d = Vec::new();
                         diff(&want, &got, "", &mut d);
@@ -428,6 +449,7 @@ fn conformance_against_kafka() {
     core_apis::run(&mut run);
     streams::run(&mut run);
     offsets::run(&mut run);
+    data_apis::run(&mut run);
 
     for (kind, (n, example)) in &run.samples {
         eprintln!("conformance: strictness differs ({n}x): {kind}, e.g. {example}");

@@ -26,7 +26,15 @@ use kafka_streams_group::protocol::api::api_versions::{
 use kafka_streams_group::protocol::api::create_topics::{
     CreatableTopicConfigs, CreatableTopicResult, CreateTopicsResponse,
 };
+use kafka_streams_group::protocol::api::fetch::{
+    AbortedTransaction, FetchResponse, FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint,
+    PartitionData,
+};
 use kafka_streams_group::protocol::api::find_coordinator::{Coordinator, FindCoordinatorResponse};
+use kafka_streams_group::protocol::api::init_producer_id::InitProducerIdResponse;
+use kafka_streams_group::protocol::api::list_offsets::{
+    ListOffsetsPartitionResponse, ListOffsetsResponse, ListOffsetsTopicResponse,
+};
 use kafka_streams_group::protocol::api::metadata::{
     MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
@@ -37,12 +45,20 @@ use kafka_streams_group::protocol::api::offset_fetch::{
     OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartition,
     OffsetFetchResponseTopic,
 };
+use kafka_streams_group::protocol::api::offset_for_leader_epoch::{
+    EpochEndOffset, OffsetForLeaderEpochResponse, OffsetForLeaderTopicResult,
+};
+use kafka_streams_group::protocol::api::produce::{
+    BatchIndexAndErrorMessage, PartitionProduceData, PartitionProduceResponse, ProduceRequest,
+    ProduceResponse, TopicProduceData, TopicProduceResponse,
+};
 use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
 use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
-    Assignment, DescribedGroup, Member, StreamsGroupDescribeRequest, StreamsGroupDescribeResponse,
-    Subtopology as DescribeSubtopology, Topology as DescribeTopology, TopologyDescription,
-    TopologyDescriptionGlobalStore, TopologyDescriptionNode, TopologyDescriptionSubtopology,
+    Assignment, DescribedGroup, DescribedSubtopology as DescribeSubtopology,
+    DescribedTopology as DescribeTopology, Member, StreamsGroupDescribeRequest,
+    StreamsGroupDescribeResponse, TopologyDescription, TopologyDescriptionGlobalStore,
+    TopologyDescriptionNode, TopologyDescriptionSubtopology,
 };
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     CopartitionGroup, Endpoint, EndpointToPartitions, KeyValue, Status,
@@ -521,6 +537,75 @@ fn every_version<M: ApiMessage>(
     }
 }
 
+/// A fetched partition with records, an aborted transaction and (v12+) a new leader.
+fn fetch_response(rich: bool) -> FetchResponse {
+    let mut p = PartitionData {
+        partition_index: 0,
+        high_watermark: 10,
+        last_stable_offset: 10,
+        log_start_offset: 0,
+        aborted_transactions: Some(vec![AbortedTransaction {
+            producer_id: 7,
+            first_offset: 3,
+        }]),
+        records: Some(vec![0; 70]),
+        ..PartitionData::default()
+    };
+    let mut r = FetchResponse::default();
+    if rich {
+        p.current_leader = LeaderIdAndEpoch {
+            leader_id: 2,
+            leader_epoch: 5,
+        };
+        p.error_code = 6; // NOT_LEADER_OR_FOLLOWER
+        p.preferred_read_replica = 1;
+        r.node_endpoints = vec![NodeEndpoint {
+            node_id: 2,
+            host: "localhost".into(),
+            port: 9092,
+            rack: Some("r1".into()),
+        }];
+    }
+    r.responses = vec![FetchableTopicResponse {
+        topic: if rich { String::new() } else { "in".into() },
+        topic_id: if rich { Uuid([3; 16]) } else { Uuid::ZERO },
+        partitions: vec![p],
+    }];
+    r
+}
+
+fn produce_response(rich: bool) -> ProduceResponse {
+    let mut p = PartitionProduceResponse {
+        index: 1,
+        base_offset: 42,
+        ..PartitionProduceResponse::default()
+    };
+    let mut r = ProduceResponse::default();
+    if rich {
+        p.record_errors = vec![BatchIndexAndErrorMessage {
+            batch_index: 0,
+            batch_index_error_message: Some("bad".into()),
+        }];
+        p.error_message = Some("dropped".into());
+        p.current_leader = LeaderIdAndEpoch {
+            leader_id: 1,
+            leader_epoch: 2,
+        };
+        r.node_endpoints = vec![NodeEndpoint {
+            node_id: 1,
+            host: "h".into(),
+            port: 1,
+            rack: None,
+        }];
+    }
+    r.responses = vec![TopicProduceResponse {
+        name: if rich { String::new() } else { "out".into() },
+        topic_id: if rich { Uuid([4; 16]) } else { Uuid::ZERO },
+        partition_responses: vec![p],
+    }];
+    r
+}
+
 /// A frame-target input: `[max/4, splits.len(), splits..., stream...]`.
 fn frame_input(max_div4: u8, splits: &[u8], stream: &[u8]) -> Vec<u8> {
     let mut v = vec![max_div4, splits.len() as u8];
@@ -635,6 +720,87 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         "v0-fallback-for-v4".into(),
         input,
     ));
+    every_version(
+        &mut out,
+        "fetch_response",
+        "leader-moved",
+        &fetch_response(true),
+        &fetch_response(false),
+    );
+    every_version(
+        &mut out,
+        "produce_response",
+        "leader-moved",
+        &produce_response(true),
+        &produce_response(false),
+    );
+    let produce = ProduceRequest {
+        transactional_id: None,
+        acks: -1,
+        timeout_ms: 30_000,
+        topic_data: vec![TopicProduceData {
+            name: "out".into(),
+            topic_id: Uuid::ZERO,
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(vec![0; 70]),
+            }],
+        }],
+    };
+    every_version(&mut out, "produce_request", "one-batch", &produce, &produce);
+    let offsets = ListOffsetsResponse {
+        throttle_time_ms: 0,
+        topics: vec![ListOffsetsTopicResponse {
+            name: "in".into(),
+            partitions: vec![ListOffsetsPartitionResponse {
+                partition_index: 0,
+                error_code: 0,
+                timestamp: -1,
+                offset: 42,
+                leader_epoch: 3,
+            }],
+        }],
+    };
+    let mut offsets_basic = offsets.clone();
+    offsets_basic.topics[0].partitions[0].leader_epoch = -1;
+    every_version(
+        &mut out,
+        "list_offsets_response",
+        "one-partition",
+        &offsets,
+        &offsets_basic,
+    );
+    let pid = InitProducerIdResponse {
+        producer_id: 1000,
+        producer_epoch: 1,
+        ..InitProducerIdResponse::default()
+    };
+    every_version(
+        &mut out,
+        "init_producer_id_response",
+        "idempotent",
+        &pid,
+        &pid,
+    );
+    let epochs = OffsetForLeaderEpochResponse {
+        throttle_time_ms: 0,
+        topics: vec![OffsetForLeaderTopicResult {
+            topic: "in".into(),
+            partitions: vec![EpochEndOffset {
+                error_code: 0,
+                partition: 0,
+                leader_epoch: 4,
+                end_offset: 100,
+            }],
+        }],
+    };
+    every_version(
+        &mut out,
+        "offset_for_leader_epoch_response",
+        "one-partition",
+        &epochs,
+        &epochs,
+    );
     every_version(
         &mut out,
         "metadata_response",
@@ -843,6 +1009,12 @@ fn decodes(target: &str, data: &[u8]) -> bool {
         "streams_group_describe_request" => body::<StreamsGroupDescribeRequest>(data),
         "offset_commit_response" => body::<OffsetCommitResponse>(data),
         "offset_fetch_response" => body::<OffsetFetchResponse>(data),
+        "fetch_response" => body::<FetchResponse>(data),
+        "list_offsets_response" => body::<ListOffsetsResponse>(data),
+        "produce_response" => body::<ProduceResponse>(data),
+        "produce_request" => body::<ProduceRequest>(data),
+        "init_producer_id_response" => body::<InitProducerIdResponse>(data),
+        "offset_for_leader_epoch_response" => body::<OffsetForLeaderEpochResponse>(data),
         "api_versions_response_frame" => {
             let (sel, rest) = data.split_first().expect("non-empty seed");
             let v = harness::pick_version::<ApiVersionsResponse>(*sel);

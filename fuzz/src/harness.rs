@@ -19,10 +19,15 @@ use kafka_streams_group::protocol::api::api_versions::{
     decode_api_versions_response_frame, ApiVersionsRequest, ApiVersionsResponse,
 };
 use kafka_streams_group::protocol::api::create_topics::CreateTopicsResponse;
+use kafka_streams_group::protocol::api::fetch::FetchResponse;
 use kafka_streams_group::protocol::api::find_coordinator::FindCoordinatorResponse;
+use kafka_streams_group::protocol::api::init_producer_id::InitProducerIdResponse;
+use kafka_streams_group::protocol::api::list_offsets::ListOffsetsResponse;
 use kafka_streams_group::protocol::api::metadata::MetadataResponse;
 use kafka_streams_group::protocol::api::offset_commit::OffsetCommitResponse;
 use kafka_streams_group::protocol::api::offset_fetch::OffsetFetchResponse;
+use kafka_streams_group::protocol::api::offset_for_leader_epoch::OffsetForLeaderEpochResponse;
+use kafka_streams_group::protocol::api::produce::{ProduceRequest, ProduceResponse};
 use kafka_streams_group::protocol::api::sasl_authenticate::SaslAuthenticateResponse;
 use kafka_streams_group::protocol::api::sasl_handshake::SaslHandshakeResponse;
 use kafka_streams_group::protocol::api::streams_group_describe::{
@@ -95,6 +100,21 @@ pub const TARGETS: &[(&str, Check)] = &[
     (
         "offset_fetch_response",
         message_round_trip::<OffsetFetchResponse>,
+    ),
+    ("fetch_response", message_round_trip::<FetchResponse>),
+    (
+        "list_offsets_response",
+        message_round_trip::<ListOffsetsResponse>,
+    ),
+    ("produce_response", message_round_trip::<ProduceResponse>),
+    ("produce_request", message_round_trip::<ProduceRequest>),
+    (
+        "init_producer_id_response",
+        message_round_trip::<InitProducerIdResponse>,
+    ),
+    (
+        "offset_for_leader_epoch_response",
+        message_round_trip::<OffsetForLeaderEpochResponse>,
     ),
 ];
 

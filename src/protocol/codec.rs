@@ -1650,6 +1650,20 @@ pub trait Request: ApiMessage {
     }
 }
 
+/// A response message, tied to the request it answers: lets a response be framed and decoded
+/// by naming the response type alone (see [`frame::encode_response`](super::frame::encode_response)
+/// and [`frame::decode_response`](super::frame::decode_response)).
+pub trait Response: ApiMessage {
+    /// The request this message answers.
+    type Request: Request<Response = Self>;
+
+    /// Response header version at `version` (the request's rule, including ApiVersions' v0
+    /// header).
+    fn response_header_version(version: i16) -> i16 {
+        <Self::Request as Request>::response_header_version(version)
+    }
+}
+
 /// Encodes `msg` at `version` after checking the version range; on error the buffer is rolled
 /// back to its previous length.
 pub fn encode_message<M: ApiMessage>(

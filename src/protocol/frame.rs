@@ -6,7 +6,7 @@
 
 use super::codec::{
     ApiMessage, Decodable, DecodeError, DecodeInto, Decoder, Encodable, EncodeError, Encoder,
-    Request,
+    Request, Response,
 };
 use super::header::{RequestHeader, RequestHeaderRef, ResponseHeader};
 
@@ -81,6 +81,35 @@ pub fn encode_response_frame<R: Request>(
         ResponseHeader { correlation_id }.encode(enc, R::response_header_version(version))?;
         body.encode(enc, version)
     })
+}
+
+/// [`encode_response_frame`] keyed by the response type, which is inferred from `body`:
+/// `encode_response(&mut buf, 7, &MetadataResponse::default(), 12)`.
+pub fn encode_response<M: Response>(
+    buf: &mut Vec<u8>,
+    correlation_id: i32,
+    body: &M,
+    version: i16,
+) -> Result<std::ops::Range<usize>, EncodeError> {
+    encode_response_frame::<M::Request>(buf, correlation_id, body, version)
+}
+
+/// [`decode_response_frame`] keyed by the response type:
+/// `decode_response::<MetadataResponse>(&frame, 12)`.
+pub fn decode_response<M: Response>(
+    frame: &[u8],
+    version: i16,
+) -> Result<(ResponseHeader, M), DecodeError> {
+    decode_response_frame::<M::Request>(frame, version)
+}
+
+/// [`decode_response_frame_into`] keyed by the response type.
+pub fn decode_response_into<M: Response + DecodeInto>(
+    frame: &[u8],
+    version: i16,
+    body: &mut M,
+) -> Result<ResponseHeader, DecodeError> {
+    decode_response_frame_into::<M::Request>(frame, version, body)
 }
 
 /// Reads the correlation id at the start of a response frame payload (every response header

@@ -5,7 +5,7 @@
 //! ```
 //! use kafka_streams_group::protocol::api::metadata::{MetadataRequest, MetadataResponse};
 //! use kafka_streams_group::protocol::frame::{
-//!     decode_response_frame, encode_request_frame, encode_response_frame, FrameDecoder,
+//!     decode_response, encode_request_frame, encode_response, FrameDecoder,
 //! };
 //!
 //! // Client side: append a whole frame (length prefix back-patched) to a reusable buffer.
@@ -14,13 +14,13 @@
 //!
 //! // Whatever arrives from the socket is pushed in any chunking; complete frames come out.
 //! let mut wire = Vec::new();
-//! encode_response_frame::<MetadataRequest>(&mut wire, 7, &MetadataResponse::default(), 12)?;
+//! encode_response(&mut wire, 7, &MetadataResponse::default(), 12)?;
 //! let mut frames = FrameDecoder::new();
 //! frames.push(&wire[..3]);
 //! assert!(frames.next_frame()?.is_none());
 //! frames.push(&wire[3..]);
 //! let frame = frames.next_frame()?.expect("complete frame");
-//! let (header, body) = decode_response_frame::<MetadataRequest>(&frame, 12)?;
+//! let (header, body) = decode_response::<MetadataResponse>(&frame, 12)?;
 //! assert_eq!(header.correlation_id, 7);
 //! assert!(body.topics.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -34,13 +34,20 @@ pub mod header;
 pub mod node_ids;
 
 pub use codec::{
-    ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder, Request, Uuid,
+    decode_message, decode_message_into, encode_message, ApiMessage, Decodable, DecodeError,
+    DecodeInto, Decoder, Encodable, EncodeError, Encoder, Request, Response, Uuid,
 };
 pub use error::BrokerErrorKind;
 
 /// The Kafka APIs this library speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ApiKey {
+    /// Produce (0).
+    Produce,
+    /// Fetch (1).
+    Fetch,
+    /// ListOffsets (2).
+    ListOffsets,
     /// Metadata (3).
     Metadata,
     /// OffsetCommit (8).
@@ -55,6 +62,10 @@ pub enum ApiKey {
     ApiVersions,
     /// CreateTopics (19).
     CreateTopics,
+    /// InitProducerId (22).
+    InitProducerId,
+    /// OffsetForLeaderEpoch (23).
+    OffsetForLeaderEpoch,
     /// SaslAuthenticate (36).
     SaslAuthenticate,
     /// StreamsGroupHeartbeat (88).
@@ -65,7 +76,10 @@ pub enum ApiKey {
 
 impl ApiKey {
     /// Every key, in numeric order.
-    pub const ALL: [ApiKey; 10] = [
+    pub const ALL: [ApiKey; 15] = [
+        ApiKey::Produce,
+        ApiKey::Fetch,
+        ApiKey::ListOffsets,
         ApiKey::Metadata,
         ApiKey::OffsetCommit,
         ApiKey::OffsetFetch,
@@ -73,6 +87,8 @@ impl ApiKey {
         ApiKey::SaslHandshake,
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
+        ApiKey::InitProducerId,
+        ApiKey::OffsetForLeaderEpoch,
         ApiKey::SaslAuthenticate,
         ApiKey::StreamsGroupHeartbeat,
         ApiKey::StreamsGroupDescribe,
@@ -81,6 +97,9 @@ impl ApiKey {
     /// The numeric API key.
     pub const fn code(self) -> i16 {
         match self {
+            ApiKey::Produce => 0,
+            ApiKey::Fetch => 1,
+            ApiKey::ListOffsets => 2,
             ApiKey::Metadata => 3,
             ApiKey::OffsetCommit => 8,
             ApiKey::OffsetFetch => 9,
@@ -88,6 +107,8 @@ impl ApiKey {
             ApiKey::SaslHandshake => 17,
             ApiKey::ApiVersions => 18,
             ApiKey::CreateTopics => 19,
+            ApiKey::InitProducerId => 22,
+            ApiKey::OffsetForLeaderEpoch => 23,
             ApiKey::SaslAuthenticate => 36,
             ApiKey::StreamsGroupHeartbeat => 88,
             ApiKey::StreamsGroupDescribe => 89,
@@ -97,6 +118,9 @@ impl ApiKey {
     /// The key for a numeric code, if it is one we speak.
     pub const fn from_code(code: i16) -> Option<ApiKey> {
         Some(match code {
+            0 => ApiKey::Produce,
+            1 => ApiKey::Fetch,
+            2 => ApiKey::ListOffsets,
             3 => ApiKey::Metadata,
             8 => ApiKey::OffsetCommit,
             9 => ApiKey::OffsetFetch,
@@ -104,6 +128,8 @@ impl ApiKey {
             17 => ApiKey::SaslHandshake,
             18 => ApiKey::ApiVersions,
             19 => ApiKey::CreateTopics,
+            22 => ApiKey::InitProducerId,
+            23 => ApiKey::OffsetForLeaderEpoch,
             36 => ApiKey::SaslAuthenticate,
             88 => ApiKey::StreamsGroupHeartbeat,
             89 => ApiKey::StreamsGroupDescribe,
@@ -114,6 +140,9 @@ impl ApiKey {
     /// Kafka's name for the API, e.g. `"StreamsGroupHeartbeat"`.
     pub const fn name(self) -> &'static str {
         match self {
+            ApiKey::Produce => "Produce",
+            ApiKey::Fetch => "Fetch",
+            ApiKey::ListOffsets => "ListOffsets",
             ApiKey::Metadata => "Metadata",
             ApiKey::OffsetCommit => "OffsetCommit",
             ApiKey::OffsetFetch => "OffsetFetch",
@@ -121,6 +150,8 @@ impl ApiKey {
             ApiKey::SaslHandshake => "SaslHandshake",
             ApiKey::ApiVersions => "ApiVersions",
             ApiKey::CreateTopics => "CreateTopics",
+            ApiKey::InitProducerId => "InitProducerId",
+            ApiKey::OffsetForLeaderEpoch => "OffsetForLeaderEpoch",
             ApiKey::SaslAuthenticate => "SaslAuthenticate",
             ApiKey::StreamsGroupHeartbeat => "StreamsGroupHeartbeat",
             ApiKey::StreamsGroupDescribe => "StreamsGroupDescribe",
@@ -143,7 +174,9 @@ mod tests {
         for k in ApiKey::ALL {
             assert_eq!(ApiKey::from_code(k.code()), Some(k));
         }
-        assert_eq!(ApiKey::from_code(0), None);
+        assert_eq!(ApiKey::from_code(0), Some(ApiKey::Produce));
+        assert_eq!(ApiKey::from_code(4), None);
+        assert_eq!(ApiKey::Fetch.to_string(), "Fetch(1)");
         assert_eq!(ApiKey::StreamsGroupHeartbeat.code(), 88);
         assert_eq!(ApiKey::ApiVersions.to_string(), "ApiVersions(18)");
     }

@@ -109,14 +109,14 @@ conf!(d::StreamsGroupDescribeRequest {
     include_authorized_operations: "includeAuthorizedOperations" [0, ANY, NEVER] = false,
     include_topology_description: "includeTopologyDescription" [1, ANY, NEVER] = false,
 });
-conf!(d::Subtopology {
+conf!(d::DescribedSubtopology {
     subtopology_id: "subtopologyId" [0, ANY, NEVER] = String::new(),
     source_topics: "sourceTopics" [0, ANY, NEVER] = Vec::new(),
     repartition_sink_topics: "repartitionSinkTopics" [0, ANY, NEVER] = Vec::new(),
     state_changelog_topics: "stateChangelogTopics" [0, ANY, NEVER] = Vec::new(),
     repartition_source_topics: "repartitionSourceTopics" [0, ANY, NEVER] = Vec::new(),
 });
-conf!(d::Topology {
+conf!(d::DescribedTopology {
     epoch: "epoch" [0, ANY, NEVER] = 0,
     subtopologies: "subtopologies" [0, ANY, 0] = None,
 });

@@ -77,6 +77,10 @@ impl ApiMessage for ApiVersionsRequest {
     const NAME: &'static str = "ApiVersionsRequest";
 }
 
+impl crate::protocol::codec::Response for ApiVersionsResponse {
+    type Request = ApiVersionsRequest;
+}
+
 impl Request for ApiVersionsRequest {
     type Response = ApiVersionsResponse;
 

@@ -199,6 +199,10 @@ impl ApiMessage for CreateTopicsRequest {
     const NAME: &'static str = "CreateTopicsRequest";
 }
 
+impl crate::protocol::codec::Response for CreateTopicsResponse {
+    type Request = CreateTopicsRequest;
+}
+
 impl Request for CreateTopicsRequest {
     type Response = CreateTopicsResponse;
 }

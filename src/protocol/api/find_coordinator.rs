@@ -13,6 +13,20 @@ use crate::protocol::error::BrokerErrorKind;
 pub const KEY_TYPE_GROUP: i8 = 0;
 /// `KeyType` value for transactional ids.
 pub const KEY_TYPE_TRANSACTION: i8 = 1;
+/// `KeyType` value for share groups.
+pub const KEY_TYPE_SHARE: i8 = 2;
+
+code_enum! {
+    /// Typed view of [`FindCoordinatorRequest::key_type`] (see [`FindCoordinatorRequest::kind`]).
+    KeyType(i8) {
+        /// 0: a consumer or streams group id.
+        Group = 0 => "GROUP",
+        /// 1: a transactional id.
+        Transaction = 1 => "TRANSACTION",
+        /// 2: a share group id.
+        Share = 2 => "SHARE",
+    }
+}
 
 const REQ: &str = "FindCoordinatorRequest";
 const RESP: &str = "FindCoordinatorResponse";
@@ -31,6 +45,13 @@ pub struct FindCoordinatorRequest {
         proptest(strategy = "crate::protocol::api::test_util::small_vec()")
     )]
     pub coordinator_keys: Vec<String>,
+}
+
+impl FindCoordinatorRequest {
+    /// [`key_type`](Self::key_type) as a typed value.
+    pub fn kind(&self) -> KeyType {
+        KeyType::from_code(self.key_type)
+    }
 }
 
 impl Encodable for FindCoordinatorRequest {
@@ -85,6 +106,10 @@ impl ApiMessage for FindCoordinatorRequest {
     const MAX_VERSION: i16 = 6;
     const FLEXIBLE_FROM: i16 = 3;
     const NAME: &'static str = REQ;
+}
+
+impl crate::protocol::codec::Response for FindCoordinatorResponse {
+    type Request = FindCoordinatorRequest;
 }
 
 impl Request for FindCoordinatorRequest {

@@ -183,6 +183,10 @@ impl ApiMessage for MetadataRequest {
     const NAME: &'static str = REQ;
 }
 
+impl crate::protocol::codec::Response for MetadataResponse {
+    type Request = MetadataRequest;
+}
+
 impl Request for MetadataRequest {
     type Response = MetadataResponse;
 }

@@ -45,6 +45,10 @@ impl ApiMessage for SaslAuthenticateRequest {
     const NAME: &'static str = "SaslAuthenticateRequest";
 }
 
+impl crate::protocol::codec::Response for SaslAuthenticateResponse {
+    type Request = SaslAuthenticateRequest;
+}
+
 impl Request for SaslAuthenticateRequest {
     type Response = SaslAuthenticateResponse;
 }

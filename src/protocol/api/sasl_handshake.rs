@@ -38,6 +38,10 @@ impl ApiMessage for SaslHandshakeRequest {
     const NAME: &'static str = "SaslHandshakeRequest";
 }
 
+impl crate::protocol::codec::Response for SaslHandshakeResponse {
+    type Request = SaslHandshakeRequest;
+}
+
 impl Request for SaslHandshakeRequest {
     type Response = SaslHandshakeResponse;
 }

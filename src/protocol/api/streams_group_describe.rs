@@ -57,7 +57,7 @@ pub struct DescribedGroup {
     /// The assignment epoch.
     pub assignment_epoch: i32,
     /// The topology initialised for the group; `None` on a describe error.
-    pub topology: Option<Topology>,
+    pub topology: Option<DescribedTopology>,
     /// The members.
     pub members: Vec<Member>,
     /// Bitfield of authorized operations; `i32::MIN` (the default) when not requested.
@@ -65,8 +65,8 @@ pub struct DescribedGroup {
     /// **v1+**: the full topology description; `Some` iff the status is AVAILABLE (3). A `Some`
     /// cannot be encoded at v0.
     pub topology_description: Option<TopologyDescription>,
-    /// **v1+**: 0 NOT_REQUESTED, 1 NOT_STORED, 2 ERROR, 3 AVAILABLE. Non-zero cannot be encoded
-    /// at v0.
+    /// **v1+**: 0 NOT_REQUESTED, 1 NOT_STORED, 2 ERROR, 3 AVAILABLE (typed view:
+    /// [`DescribedGroup::description_status`]). Non-zero cannot be encoded at v0.
     pub topology_description_status: i8,
     /// **v1+**, ignorable: the task assignor the coordinator will use next; dropped at v0.
     pub assignor_name: Option<String>,
@@ -92,19 +92,52 @@ impl Default for DescribedGroup {
     }
 }
 
+impl DescribedGroup {
+    /// [`topology_description_status`](Self::topology_description_status) as a typed value.
+    pub fn description_status(&self) -> TopologyDescriptionStatus {
+        TopologyDescriptionStatus::from_code(self.topology_description_status)
+    }
+}
+
+code_enum! {
+    /// Typed view of [`DescribedGroup::topology_description_status`].
+    TopologyDescriptionStatus(i8) {
+        /// 0: the request did not set `IncludeTopologyDescription`.
+        NotRequested = 0 => "NOT_REQUESTED",
+        /// 1: no description is recorded for the group.
+        NotStored = 1 => "NOT_STORED",
+        /// 2: the broker failed to fetch the description (see its log).
+        Error = 2 => "ERROR",
+        /// 3: [`DescribedGroup::topology_description`] carries the description.
+        Available = 3 => "AVAILABLE",
+    }
+}
+
+code_enum! {
+    /// Typed view of [`TopologyDescriptionNode::node_type`].
+    NodeType(i8) {
+        /// 1: a source node.
+        Source = 1 => "SOURCE",
+        /// 2: a processor node.
+        Processor = 2 => "PROCESSOR",
+        /// 3: a sink node.
+        Sink = 3 => "SINK",
+    }
+}
+
 /// The topology initialised for a group (describe `Topology`; unlike the heartbeat request's,
 /// its sub-topologies are resolved and may be null).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Topology {
+pub struct DescribedTopology {
     /// The epoch of the initialised topology.
     pub epoch: i32,
     /// The sub-topologies; `None` if the group is uninitialised or its topics are not ready.
-    pub subtopologies: Option<Vec<Subtopology>>,
+    pub subtopologies: Option<Vec<DescribedSubtopology>>,
 }
 
 /// One resolved sub-topology.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Subtopology {
+pub struct DescribedSubtopology {
     /// The sub-topology identifier.
     pub subtopology_id: String,
     /// The topics it reads from.
@@ -186,7 +219,7 @@ pub struct TopologyDescriptionSubtopology {
 pub struct TopologyDescriptionNode {
     /// Node name, e.g. `KSTREAM-SOURCE-0000000000`.
     pub name: String,
-    /// 1 SOURCE, 2 PROCESSOR, 3 SINK.
+    /// 1 SOURCE, 2 PROCESSOR, 3 SINK (typed view: [`TopologyDescriptionNode::kind`]).
     pub node_type: i8,
     /// Source topics (source nodes).
     pub source_topics: Vec<String>,
@@ -196,6 +229,13 @@ pub struct TopologyDescriptionNode {
     pub stores: Vec<String>,
     /// Names of successor nodes.
     pub successors: Vec<String>,
+}
+
+impl TopologyDescriptionNode {
+    /// [`node_type`](Self::node_type) as a typed value.
+    pub fn kind(&self) -> NodeType {
+        NodeType::from_code(self.node_type)
+    }
 }
 
 /// A global store of a [`TopologyDescription`].
@@ -255,6 +295,10 @@ impl ApiMessage for StreamsGroupDescribeRequest {
     const NAME: &'static str = "StreamsGroupDescribeRequest";
 }
 
+impl crate::protocol::codec::Response for StreamsGroupDescribeResponse {
+    type Request = StreamsGroupDescribeRequest;
+}
+
 impl Request for StreamsGroupDescribeRequest {
     type Response = StreamsGroupDescribeResponse;
 }
@@ -262,7 +306,7 @@ impl Request for StreamsGroupDescribeRequest {
 // ---------------------------------------------------------------------------------------------
 // Response.
 
-impl Encodable for Subtopology {
+impl Encodable for DescribedSubtopology {
     fn encode(&self, enc: &mut Encoder<'_>, version: i16) -> Result<(), EncodeError> {
         enc.compact_string("SubtopologyId", &self.subtopology_id)?;
         put_strings(enc, "SourceTopics", &self.source_topics)?;
@@ -284,7 +328,7 @@ impl Encodable for Subtopology {
     }
 }
 
-impl Decodable for Subtopology {
+impl Decodable for DescribedSubtopology {
     fn decode(dec: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError> {
         let subtopology_id = dec.compact_string("SubtopologyId")?;
         let source_topics = get_strings(dec, "SourceTopics")?;
@@ -302,7 +346,7 @@ impl Decodable for Subtopology {
     }
 }
 
-impl Encodable for Topology {
+impl Encodable for DescribedTopology {
     fn encode(&self, enc: &mut Encoder<'_>, version: i16) -> Result<(), EncodeError> {
         enc.i32(self.epoch);
         put_nullable_structs(enc, "Subtopologies", self.subtopologies.as_deref(), version)?;
@@ -311,7 +355,7 @@ impl Encodable for Topology {
     }
 }
 
-impl Decodable for Topology {
+impl Decodable for DescribedTopology {
     fn decode(dec: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError> {
         let epoch = dec.i32("Epoch")?;
         let subtopologies = get_nullable_structs(dec, "Subtopologies", version)?;

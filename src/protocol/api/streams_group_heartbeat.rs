@@ -866,6 +866,10 @@ impl ApiMessage for StreamsGroupHeartbeatRequest {
     const NAME: &'static str = "StreamsGroupHeartbeatRequest";
 }
 
+impl crate::protocol::codec::Response for StreamsGroupHeartbeatResponse {
+    type Request = StreamsGroupHeartbeatRequest;
+}
+
 impl Request for StreamsGroupHeartbeatRequest {
     type Response = StreamsGroupHeartbeatResponse;
 }

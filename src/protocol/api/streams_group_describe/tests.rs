@@ -73,9 +73,9 @@ fn group(v1: bool) -> DescribedGroup {
         group_state: "s".into(),
         group_epoch: 2,
         assignment_epoch: 1,
-        topology: Some(Topology {
+        topology: Some(DescribedTopology {
             epoch: 7,
-            subtopologies: Some(vec![Subtopology {
+            subtopologies: Some(vec![DescribedSubtopology {
                 subtopology_id: "0".into(),
                 source_topics: vec!["t".into()],
                 repartition_sink_topics: vec![],
@@ -372,7 +372,7 @@ fn description() -> impl Strategy<Value = TopologyDescription> {
             global_stores,
         })
 }
-fn subtopology() -> impl Strategy<Value = Subtopology> {
+fn subtopology() -> impl Strategy<Value = DescribedSubtopology> {
     (
         s(),
         vec(s(), 0..2),
@@ -380,7 +380,7 @@ fn subtopology() -> impl Strategy<Value = Subtopology> {
         vec(topic_info(), 0..2),
         vec(topic_info(), 0..2),
     )
-        .prop_map(|(id, src, sink, ch, rs)| Subtopology {
+        .prop_map(|(id, src, sink, ch, rs)| DescribedSubtopology {
             subtopology_id: id,
             source_topics: src,
             repartition_sink_topics: sink,
@@ -400,7 +400,7 @@ fn described_group(version: i16) -> impl Strategy<Value = DescribedGroup> {
         ),
         option::of(
             (any::<i32>(), option::of(vec(subtopology(), 0..2))).prop_map(
-                |(epoch, subtopologies)| Topology {
+                |(epoch, subtopologies)| DescribedTopology {
                     epoch,
                     subtopologies,
                 },
