@@ -32,6 +32,7 @@ pub mod error;
 pub mod frame;
 pub mod header;
 pub mod node_ids;
+pub mod records;
 
 pub use codec::{
     ApiMessage, Decodable, DecodeError, Decoder, Encodable, EncodeError, Encoder, Request, Uuid,
