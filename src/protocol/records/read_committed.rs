@@ -47,7 +47,7 @@ impl ReadCommitted {
     /// A filter for one fetch response partition's batches.
     pub fn new(aborted: impl IntoIterator<Item = AbortedTransaction>) -> ReadCommitted {
         let mut pending: Vec<_> = aborted.into_iter().collect();
-        pending.sort_by(|a, b| b.first_offset.cmp(&a.first_offset));
+        pending.sort_by_key(|t| std::cmp::Reverse(t.first_offset));
         ReadCommitted {
             pending,
             aborted: HashSet::new(),

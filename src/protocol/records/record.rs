@@ -46,7 +46,7 @@ struct Span {
 const NULL: u32 = u32::MAX;
 
 impl Span {
-    fn get<'b>(self, data: &'b [u8]) -> Option<&'b [u8]> {
+    fn get(self, data: &[u8]) -> Option<&[u8]> {
         if self.len == NULL {
             return None;
         }
@@ -261,7 +261,7 @@ impl<'a> RawBatch<'a> {
                 base_offset,
             )?),
         };
-        if u32::try_from(data.len()).map_or(true, |n| n >= NULL) {
+        if u32::try_from(data.len()).map_or(true, |n| n == NULL) {
             return Err(RecordsError::DecompressedTooLarge {
                 base_offset,
                 codec: header.attributes.compression,
