@@ -32,6 +32,8 @@ mod headers;
 mod offsets;
 #[path = "conformance/oracle.rs"]
 mod oracle;
+#[path = "conformance/records.rs"]
+mod records;
 #[path = "conformance/streams.rs"]
 mod streams;
 
@@ -465,6 +467,38 @@ fn conformance_against_kafka() {
         "conformance failures (seed {seed}) in {}:\n{}",
         run.failed_groups.join(", "),
         run.failures.join("\n")
+    );
+}
+
+/// Record batches of every codec and the default partitioner against Kafka's own classes
+/// (`KSG_CONFORMANCE_RECORD_BATCHES` per codec and direction, default 100).
+#[test]
+#[ignore = "needs the Kafka oracle (scripts/test.sh runs it)"]
+fn records_conformance_against_kafka() {
+    let seed = match std::env::var("KSG_CONFORMANCE_SEED") {
+        Ok(s) => s.parse().unwrap_or(1),
+        Err(_) => 0x7265_636f_7264_7331,
+    };
+    let per_codec = std::env::var("KSG_CONFORMANCE_RECORD_BATCHES")
+        .ok()
+        .map(|s| {
+            s.parse()
+                .expect("KSG_CONFORMANCE_RECORD_BATCHES must be a number")
+        })
+        .unwrap_or(100);
+    eprintln!("records conformance: seed {seed}, {per_codec} batches per codec");
+    let mut oracle = oracle::Oracle::start();
+    let failures = records::run(&mut oracle, seed, per_codec);
+    assert!(
+        failures.is_empty(),
+        "{} records conformance failures (seed {seed}):\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 

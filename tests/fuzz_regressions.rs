@@ -607,6 +607,63 @@ fn produce_response(rich: bool) -> ProduceResponse {
 }
 
 /// A frame-target input: `[max/4, splits.len(), splits..., stream...]`.
+/// Record batches: one per codec (with headers, null key/value, an idempotent producer), a
+/// transactional batch followed by an abort marker, and a blob cut inside its second batch.
+fn record_batch_seeds(out: &mut Vec<(&'static str, String, Vec<u8>)>) {
+    use kafka_streams_group::protocol::records::{
+        BatchBuilder, Compression, ControlRecord, ControlRecordType, Header, RecordSpec,
+    };
+    let headers = [
+        Header {
+            key: b"trace",
+            value: Some(b"0af7651916cd43dd"),
+        },
+        Header {
+            key: b"",
+            value: None,
+        },
+    ];
+    let value = b"{\"user\":42,\"name\":\"kafka streams kafka streams\"}";
+    for codec in Compression::ALL {
+        let mut b = BatchBuilder::new(codec).producer(7, 1, 100).base_offset(10);
+        b.push(
+            &RecordSpec::new(Some(b"k1"), Some(value), 1_700_000_000_000).with_headers(&headers),
+        )
+        .expect("record");
+        b.push(&RecordSpec::new(None, None, 1_700_000_000_005))
+            .expect("record");
+        b.push(&RecordSpec::new(Some(b""), Some(value), -1))
+            .expect("record");
+        let mut wire = Vec::new();
+        b.finish(&mut wire).expect("batch");
+        out.push(("record_batches", format!("three-records-{codec}"), wire));
+    }
+    let mut wire = Vec::new();
+    let mut b = BatchBuilder::new(Compression::None)
+        .producer(1, 0, 0)
+        .transactional(true);
+    b.push(&RecordSpec::new(Some(b"k"), Some(b"v"), 5))
+        .expect("record");
+    b.finish(&mut wire).expect("batch");
+    let key = ControlRecord::key_bytes(ControlRecordType::Abort);
+    let val = ControlRecord::marker_value_bytes(3);
+    let mut m = BatchBuilder::new(Compression::None)
+        .producer(1, 0, -1)
+        .transactional(true)
+        .control(true)
+        .base_offset(1);
+    m.push(&RecordSpec::new(Some(&key), Some(&val), 6))
+        .expect("marker");
+    m.finish(&mut wire).expect("marker batch");
+    out.push((
+        "record_batches",
+        "transaction-then-abort".into(),
+        wire.clone(),
+    ));
+    wire.truncate(wire.len() - 5);
+    out.push(("record_batches", "partial-second-batch".into(), wire));
+}
+
 fn frame_input(max_div4: u8, splits: &[u8], stream: &[u8]) -> Vec<u8> {
     let mut v = vec![max_div4, splits.len() as u8];
     v.extend_from_slice(splits);
@@ -954,6 +1011,7 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         "oversized-second".into(),
         frame_input(255, &[5], &oversized),
     ));
+    record_batch_seeds(&mut out);
     out
 }
 
@@ -1022,6 +1080,17 @@ fn decodes(target: &str, data: &[u8]) -> bool {
         }
         "streams_group_heartbeat_request_frame" => {
             decode_request_frame::<StreamsGroupHeartbeatRequest>(data).is_ok()
+        }
+        "record_batches" => {
+            use kafka_streams_group::protocol::records::{BatchReader, DecodeLimits};
+            let mut n = 0;
+            for raw in BatchReader::new(data) {
+                match raw.and_then(|b| b.decode(&DecodeLimits::default())) {
+                    Ok(_) => n += 1,
+                    Err(_) => return false,
+                }
+            }
+            n > 0
         }
         other => panic!("no decodes() case for {other}"),
     }

@@ -32,6 +32,7 @@ pub mod error;
 pub mod frame;
 pub mod header;
 pub mod node_ids;
+pub mod records;
 
 pub use codec::{
     decode_message, decode_message_into, encode_message, ApiMessage, Decodable, DecodeError,
