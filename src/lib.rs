@@ -26,6 +26,7 @@ pub mod config;
 mod connect;
 pub mod describe;
 pub mod error;
+pub mod producer;
 pub mod properties;
 pub mod protocol;
 pub mod runtime;
