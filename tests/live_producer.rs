@@ -366,3 +366,84 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
         }
     }
 }
+
+/// Rust producer → Java consumer: records of every codec, produced here, are read by Kafka's
+/// own `ConsoleConsumer` (one run over all five topics) with equal keys and values, on the
+/// partition `send` returned, in per-partition order.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn java_console_consumer_reads_every_codec() {
+    let cluster = Cluster::get();
+    let prefix = unique_name("ksg-producer-java");
+    const N: usize = 200;
+    let mut expected: BTreeMap<(String, i32), Vec<String>> = BTreeMap::new();
+    for codec in Compression::ALL {
+        let topic = format!("{prefix}-{}", codec.name());
+        create_topic(&cluster, &topic, PARTITIONS);
+        let mut p = producer(&cluster, codec);
+        for i in 0..N {
+            let key = format!("k{i}");
+            let value = format!("{}-{i}", codec.name());
+            let part = p
+                .send(ProducerRecord::new(
+                    &topic,
+                    Some(key.as_bytes()),
+                    Some(value.as_bytes()),
+                ))
+                .expect("send");
+            expected
+                .entry((codec.name().to_string(), part))
+                .or_default()
+                .push(format!("{key}|{value}"));
+        }
+        p.flush(deadline()).expect("flush");
+    }
+    let total = N * Compression::ALL.len();
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
+        .args([
+            "tool",
+            "org.apache.kafka.tools.consumer.ConsoleConsumer",
+            "--bootstrap-server",
+            cluster.plaintext(),
+            "--include",
+            &format!("^{prefix}-.*"),
+            "--from-beginning",
+            "--max-messages",
+            &total.to_string(),
+            "--timeout-ms",
+            "30000",
+            "--property",
+            "print.key=true",
+            "--property",
+            "print.partition=true",
+            "--property",
+            "key.separator=|",
+        ])
+        .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
+        .output()
+        .expect("run ConsoleConsumer");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut got: BTreeMap<(String, i32), Vec<String>> = BTreeMap::new();
+    for line in stdout.lines() {
+        // "Partition:P|key|value"
+        let Some(rest) = line.strip_prefix("Partition:") else {
+            continue;
+        };
+        let (part, kv) = rest.split_once('|').expect("partition|key|value");
+        let codec = kv
+            .split_once('|')
+            .and_then(|(_, v)| v.rsplit_once('-'))
+            .map(|(c, _)| c.to_string())
+            .expect("value names its codec");
+        got.entry((codec, part.parse().expect("partition")))
+            .or_default()
+            .push(kv.to_string());
+    }
+    assert_eq!(
+        got,
+        expected,
+        "Java's ConsoleConsumer read differently; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
