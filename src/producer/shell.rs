@@ -9,7 +9,7 @@ use super::accumulator::{
     SealedBatch, TopicPartition,
 };
 use super::config::ProducerConfig;
-use crate::client::{BrokerTarget, Client};
+use crate::client::{BrokerTarget, Client, ClientError};
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::init_producer_id::InitProducerIdRequest;
@@ -18,6 +18,7 @@ use crate::protocol::api::produce::{
 };
 use crate::protocol::records::partition_for_key;
 use crate::protocol::{BrokerErrorKind, Uuid};
+use crate::transport::TransportError;
 
 /// What the producer knows of a topic: its id and each partition's leader (`-1` unknown).
 #[derive(Debug, Clone)]
@@ -186,7 +187,19 @@ impl Producer {
             return Ok(t.leaders.len() as i32);
         }
         loop {
-            let kind = self.refresh(&[topic.to_string()], deadline)?;
+            let kind = match self.refresh(&[topic.to_string()], deadline) {
+                Ok(kind) => kind,
+                Err(
+                    Error::Disconnected { .. }
+                    | Error::Timeout { .. }
+                    | Error::Protocol { .. }
+                    | Error::Decode(_),
+                ) if Instant::now() + self.backoff() < deadline => {
+                    // A cut connection (or one cut mid-handshake): the client reconnects.
+                    BrokerErrorKind::None
+                }
+                Err(e) => return Err(e),
+            };
             if let Some(t) = self.topics.get(topic) {
                 return Ok(t.leaders.len() as i32);
             }
@@ -285,7 +298,7 @@ impl Producer {
                         context: BrokerErrorContext::api("InitProducerId"),
                     })
                 }
-                Err(e) if e.is_retriable() => e.to_string(),
+                Err(e) if !fatal(&e) => e.to_string(),
                 Err(e) => return Err(client_error(e)),
             };
             if Instant::now() + backoff >= deadline {
@@ -391,7 +404,7 @@ impl Producer {
             request_deadline,
         ) {
             Ok(r) => r,
-            Err(e) if e.is_retriable() => {
+            Err(e) if !fatal(&e) => {
                 // The batches may or may not be written: they go again with the same
                 // sequences, and the broker's idempotence check sorts it out.
                 log::debug!("Produce to node {leader} failed: {e}; retrying");
@@ -483,6 +496,20 @@ impl Producer {
         }
         Ok((progress, refresh))
     }
+}
+
+/// Errors that retrying cannot fix (credentials, certificates, an API the broker lacks, a
+/// request that cannot be encoded). Everything else, a connection cut mid-handshake or
+/// mid-frame included, is retried until the caller's deadline.
+fn fatal(e: &ClientError) -> bool {
+    matches!(
+        e,
+        ClientError::Encode { .. }
+            | ClientError::UnsupportedApi { .. }
+            | ClientError::Sasl { .. }
+            | ClientError::SaslRefused { .. }
+            | ClientError::Transport(TransportError::Tls { .. } | TransportError::NotTls { .. })
+    )
 }
 
 fn now_ms() -> i64 {
