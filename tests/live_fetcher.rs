@@ -113,16 +113,27 @@ impl Producer {
                 }],
             }],
         };
-        let resp = self
-            .client
-            .send_at(target, &req, version, secs(15))
-            .expect("produce");
-        let p = &resp.responses[0].partition_responses[0];
-        assert_eq!(
-            BrokerErrorKind::from(p.error_code),
-            BrokerErrorKind::None,
-            "Produce v{version} {codec:?}: {p:?}"
-        );
+        // A topic just created can answer NOT_LEADER_OR_FOLLOWER for a moment although
+        // Metadata already names the leader (seen on 4.2.2): retry retriable answers.
+        let until = secs(15);
+        loop {
+            let resp = self
+                .client
+                .send_at(target, &req, version, secs(15))
+                .expect("produce");
+            let p = &resp.responses[0].partition_responses[0];
+            let kind = BrokerErrorKind::from(p.error_code);
+            if kind.is_retriable() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            assert_eq!(
+                kind,
+                BrokerErrorKind::None,
+                "Produce v{version} {codec:?}: {p:?}"
+            );
+            return;
+        }
     }
 }
 
