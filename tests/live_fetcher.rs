@@ -69,6 +69,37 @@ impl Producer {
         }
     }
 
+    /// `old` with its leaders read again (after a leader move), waiting until the known
+    /// leaders differ from the old ones or 30 s pass.
+    fn refreshed(old: Producer, cluster: &Cluster, topic: &str) -> Producer {
+        let until = secs(30);
+        loop {
+            let mut client = Client::from_config(
+                &ClientConfig::new(cluster.plaintext()),
+                Duration::from_secs(10),
+            )
+            .expect("connect");
+            let md = client.metadata(Some(&[topic]), secs(10)).expect("metadata");
+            let t = md.topic(topic).expect("topic in metadata");
+            let leaders: BTreeMap<i32, i32> = t
+                .partitions
+                .iter()
+                .filter(|p| p.leader_id >= 0)
+                .map(|p| (p.partition_index, p.leader_id))
+                .collect();
+            if leaders.len() == old.leaders.len() && leaders != old.leaders
+                || Instant::now() > until
+            {
+                return Producer {
+                    client,
+                    leaders,
+                    ..old
+                };
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     fn send(&mut self, partition: i32, codec: Compression, records: &[Rec]) {
         let headers: Vec<Vec<Header<'_>>> = records
             .iter()
@@ -388,4 +419,70 @@ fn empty_partition_poll_waits_and_returns_by_its_deadline() {
     eprintln!("poll with fetch.max.wait.ms=10000 and an 800 ms deadline: {took:?}");
     assert!(got.is_empty());
     assert!(took < Duration::from_millis(1100), "{took:?}");
+}
+
+/// Leader move (3-node cluster from `KSG_CLUSTER3_ENV`, as tests/live_broker_loss.rs): records
+/// are fetched while the partition leader is SIGKILLed and a follower takes over; every
+/// offset arrives exactly once, in order. Without the variable the test says why and returns.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn leader_move_while_fetching_loses_and_repeats_nothing() {
+    let Some(cluster) = Cluster::from_var(
+        "KSG_CLUSTER3_ENV",
+        "leader_move_while_fetching_loses_and_repeats_nothing",
+    ) else {
+        return;
+    };
+    assert_eq!(cluster.value("KSG_NODES"), "3", "needs 3 nodes");
+    let run_dir = cluster.value("KSG_RUN_DIR").to_string();
+    let topic = unique_name("ksg-fetcher-move");
+    kafka_streams_group::admin::create_topics(
+        &ClientConfig::new(cluster.plaintext()),
+        &[kafka_streams_group::admin::NewTopic::new(&topic, 1)
+            .replication_factor(3)
+            .config("min.insync.replicas", "2")],
+        Duration::from_secs(30),
+    )
+    .expect("create topic");
+    let mut producer = Producer::new(&cluster, &topic, 1);
+    let first = records("before", 300, false);
+    // Small batches, so that max.partition.fetch.bytes leaves most of them for after the kill.
+    for chunk in first.chunks(10) {
+        producer.send(0, Compression::Lz4, chunk);
+    }
+    let tp = TopicPartition::new(topic.clone(), 0);
+    let mut f = fetcher(&cluster, |c| {
+        c.auto_offset_reset(OffsetReset::Earliest)
+            .max_partition_fetch_bytes(4096)
+            .fetch_max_wait(Duration::from_millis(100))
+    });
+    f.assign([tp.clone()]);
+    let mut got = drain(&mut f, &BTreeMap::from([(0, 50)]))
+        .remove(&0)
+        .unwrap_or_default();
+    let leader = producer.leaders[&0];
+    eprintln!(
+        "killing leader node {leader} after {} of 300 records",
+        got.len()
+    );
+    assert!(got.len() < 300, "records left to fetch from the new leader");
+    common::kafka_sh(&run_dir, &["kill-node", &leader.to_string()], &[]);
+    // Fetch the rest from the new leader, then write more there and fetch those too.
+    let rest = drain(&mut f, &BTreeMap::from([(0, 300 - got.len())]));
+    got.extend(rest.into_values().flatten());
+    let mut producer = Producer::refreshed(producer, &cluster, &topic);
+    assert_ne!(producer.leaders[&0], leader, "a follower took over");
+    let second = records("after", 100, false);
+    producer.send(0, Compression::Gzip, &second);
+    let rest = drain(&mut f, &BTreeMap::from([(0, 100)]));
+    got.extend(rest.into_values().flatten());
+    common::kafka_sh(&run_dir, &["restart-node", &leader.to_string()], &[]);
+    let offsets: Vec<i64> = got.iter().map(|r| r.0).collect();
+    assert_eq!(
+        offsets,
+        (0..400).collect::<Vec<_>>(),
+        "no loss, no duplicate"
+    );
+    let values: Vec<Rec> = got.into_iter().map(|r| r.1).collect();
+    assert_eq!(values, [first, second].concat());
 }
