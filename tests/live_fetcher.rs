@@ -486,3 +486,129 @@ fn leader_move_while_fetching_loses_and_repeats_nothing() {
     let values: Vec<Rec> = got.into_iter().map(|r| r.1).collect();
     assert_eq!(values, [first, second].concat());
 }
+
+/// Kafka's own ConsoleProducer (the broker's jars) writes keyed records with headers, one
+/// topic per `compression.type`; the fetcher reads them back equal, in order, and sees
+/// batches of that codec.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn java_producer_every_codec_to_rust_fetcher() {
+    let cluster = Cluster::get();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh");
+    let mut topics = Vec::new();
+    let mut children = Vec::new();
+    let mut f = fetcher(&cluster, |c| {
+        c.auto_offset_reset(OffsetReset::Earliest)
+            .fetch_max_wait(Duration::from_millis(100))
+    });
+    for codec in Compression::ALL {
+        let topic = unique_name(&format!("ksg-fetcher-java-{}", codec.name()));
+        create_topic(&cluster, &topic, 1);
+        let lines: String = (0..200)
+            .map(|i| {
+                format!(
+                    "h{}:{}-{i}#key-{i}|value-{i}-{}\n",
+                    i % 3,
+                    codec.name(),
+                    "v".repeat(i % 40)
+                )
+            })
+            .collect();
+        let mut child = std::process::Command::new("bash")
+            .args([script, "tool", "org.apache.kafka.tools.ConsoleProducer"])
+            .args(["--bootstrap-server", cluster.plaintext(), "--topic", &topic])
+            .args(["--compression-codec", codec.name()])
+            .args([
+                "--property",
+                "parse.key=true",
+                "--property",
+                "key.separator=|",
+            ])
+            .args([
+                "--property",
+                "parse.headers=true",
+                "--property",
+                "headers.delimiter=#",
+            ])
+            .args([
+                "--property",
+                "headers.separator=,",
+                "--property",
+                "headers.key.separator=:",
+            ])
+            .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
+            .env("KSG_KAFKA_VERSION", cluster.value("KSG_KAFKA_VERSION"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run ConsoleProducer");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(lines.as_bytes())
+            .expect("write lines");
+        children.push((child, codec));
+        topics.push((topic, codec));
+    }
+    // The five JVMs run side by side.
+    for (child, codec) in children {
+        let out = child.wait_with_output().expect("ConsoleProducer");
+        assert!(
+            out.status.success(),
+            "ConsoleProducer {codec:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    f.assign(
+        topics
+            .iter()
+            .map(|(t, _)| TopicPartition::new(t.clone(), 0)),
+    );
+    /// Offset, headers, key, value (as text) and the codec of the record's batch.
+    type Read = (i64, String, String, String, Compression);
+    let mut got: BTreeMap<String, Vec<Read>> = BTreeMap::new();
+    let until = secs(20);
+    while got.values().map(Vec::len).sum::<usize>() < 200 * topics.len() {
+        assert!(Instant::now() < until, "timed out");
+        for part in f
+            .poll(Instant::now() + Duration::from_secs(1))
+            .expect("poll")
+        {
+            let out = got.entry(part.topic_partition().topic.clone()).or_default();
+            for batch in part.batches() {
+                let batch = batch.expect("decode");
+                let codec = batch.header().attributes.compression;
+                for r in batch.records() {
+                    let text = |b: Option<&[u8]>| {
+                        String::from_utf8_lossy(b.unwrap_or_default()).into_owned()
+                    };
+                    let headers: Vec<String> = r
+                        .headers()
+                        .map(|h| format!("{}:{}", h.key_str(), text(h.value)))
+                        .collect();
+                    out.push((
+                        r.offset,
+                        headers.join(","),
+                        text(r.key),
+                        text(r.value),
+                        codec,
+                    ));
+                }
+            }
+        }
+    }
+    for (topic, codec) in &topics {
+        let recs = &got[topic];
+        assert_eq!(recs.len(), 200, "{codec:?}");
+        for (i, (offset, headers, key, value, batch_codec)) in recs.iter().enumerate() {
+            assert_eq!(*offset, i as i64, "{codec:?}");
+            assert_eq!(headers, &format!("h{}:{}-{i}", i % 3, codec.name()));
+            assert_eq!(key, &format!("key-{i}"));
+            assert_eq!(value, &format!("value-{i}-{}", "v".repeat(i % 40)));
+            assert_eq!(batch_codec, codec, "the batch is written with {codec:?}");
+        }
+    }
+}
