@@ -24,6 +24,7 @@ pub mod admin;
 pub mod client;
 pub mod config;
 mod connect;
+pub mod consumer;
 pub mod describe;
 pub mod error;
 pub mod producer;

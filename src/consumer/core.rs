@@ -1,0 +1,527 @@
+//! The fetcher's pure core: assignment, positions, pause/resume, reset policy, the leader
+//! map, the Fetch and ListOffsets requests to send and what their answers change. No I/O,
+//! no clock.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::error::{BrokerErrorContext, Error};
+use crate::protocol::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use crate::protocol::api::list_offsets::{
+    ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
+    EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
+};
+use crate::protocol::api::metadata::MetadataResponse;
+use crate::protocol::records::{
+    admit_uncommitted, AbortedTransaction, Admit, BatchReader, DecodeLimits, ReadCommitted,
+};
+use crate::protocol::{BrokerErrorKind, Uuid};
+use crate::streams::commit::TopicPartition;
+
+use super::config::{FetchSettings, IsolationLevel, OffsetReset};
+use super::records::PartitionRecords;
+
+/// The first Fetch version that names topics by id.
+const FETCH_TOPIC_IDS_FROM: i16 = 13;
+
+/// One assigned partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct PartitionState {
+    /// The next offset to fetch; `None` until a reset or seek gives one.
+    position: Option<i64>,
+    /// Not fetched while set.
+    paused: bool,
+    /// A reset asked for by `seek_to_beginning`/`seek_to_end`, else the configured policy.
+    reset: Option<OffsetReset>,
+    /// The position the broker answered OFFSET_OUT_OF_RANGE for (for the `none` error).
+    out_of_range: Option<i64>,
+}
+
+/// A partition's leader from Metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Leader {
+    node: i32,
+    epoch: i32,
+}
+
+#[derive(Debug, Clone, Default)]
+struct TopicInfo {
+    id: Uuid,
+    leaders: HashMap<i32, Leader>,
+}
+
+/// The state of a fetcher. See the module docs.
+#[derive(Debug, Clone)]
+pub struct FetcherCore {
+    settings: FetchSettings,
+    limits: DecodeLimits,
+    assigned: BTreeMap<TopicPartition, PartitionState>,
+    topics: HashMap<String, TopicInfo>,
+    metadata_stale: bool,
+    /// A non-retriable error from an answer, returned by the next poll.
+    error: Option<Error>,
+}
+
+/// Whether an error code means "the leader moved or is not known yet": refresh metadata and
+/// fetch again.
+fn leader_error(kind: BrokerErrorKind) -> bool {
+    matches!(
+        kind,
+        BrokerErrorKind::NotLeaderOrFollower
+            | BrokerErrorKind::FencedLeaderEpoch
+            | BrokerErrorKind::UnknownLeaderEpoch
+            | BrokerErrorKind::LeaderNotAvailable
+            | BrokerErrorKind::UnknownTopicOrPartition
+            | BrokerErrorKind::UnknownTopicId
+            | BrokerErrorKind::InconsistentTopicId
+            | BrokerErrorKind::KafkaStorageError
+            | BrokerErrorKind::ReplicaNotAvailable
+            | BrokerErrorKind::OffsetNotAvailable
+            | BrokerErrorKind::NotCoordinator
+    ) || kind.is_retriable()
+}
+
+fn broker_error(api: &'static str, kind: BrokerErrorKind, code: i16, what: String) -> Error {
+    Error::Broker {
+        kind,
+        code,
+        message: Some(what),
+        context: BrokerErrorContext::api(api),
+    }
+}
+
+impl FetcherCore {
+    /// A core with no assignment.
+    pub fn new(settings: FetchSettings) -> FetcherCore {
+        FetcherCore {
+            settings,
+            limits: DecodeLimits::default(),
+            assigned: BTreeMap::new(),
+            topics: HashMap::new(),
+            metadata_stale: true,
+            error: None,
+        }
+    }
+
+    /// The fetch settings.
+    pub fn settings(&self) -> &FetchSettings {
+        &self.settings
+    }
+
+    /// Replaces the assignment. Partitions kept keep their position and paused flag.
+    pub fn assign(&mut self, partitions: impl IntoIterator<Item = TopicPartition>) {
+        let mut next = BTreeMap::new();
+        for tp in partitions {
+            let state = self.assigned.remove(&tp).unwrap_or_default();
+            if !self.topics.contains_key(&tp.topic) {
+                self.metadata_stale = true;
+            }
+            next.insert(tp, state);
+        }
+        self.assigned = next;
+    }
+
+    /// The assigned partitions, in order.
+    pub fn assignment(&self) -> impl Iterator<Item = &TopicPartition> {
+        self.assigned.keys()
+    }
+
+    /// The assigned topics (for the Metadata request).
+    pub fn topics(&self) -> Vec<String> {
+        let mut t: Vec<String> = self.assigned.keys().map(|tp| tp.topic.clone()).collect();
+        t.dedup();
+        t
+    }
+
+    /// The next offset to fetch, `None` before the first reset or seek.
+    pub fn position(&self, tp: &TopicPartition) -> Option<i64> {
+        self.assigned.get(tp).and_then(|s| s.position)
+    }
+
+    fn state(&mut self, tp: &TopicPartition) -> Result<&mut PartitionState, Error> {
+        self.assigned
+            .get_mut(tp)
+            .ok_or_else(|| Error::InvalidConfiguration {
+                field: "partition",
+                reason: format!("{tp} is not assigned; assign it first"),
+            })
+    }
+
+    /// Sets the next offset to fetch.
+    pub fn seek(&mut self, tp: &TopicPartition, offset: i64) -> Result<(), Error> {
+        if offset < 0 {
+            return Err(Error::InvalidConfiguration {
+                field: "offset",
+                reason: format!("seek {tp} to {offset}: offsets are >= 0"),
+            });
+        }
+        let s = self.state(tp)?;
+        s.position = Some(offset);
+        s.reset = None;
+        s.out_of_range = None;
+        Ok(())
+    }
+
+    /// Forgets the position and resets it by `reset` (earliest or latest) at the next poll.
+    pub fn seek_to(&mut self, tp: &TopicPartition, reset: OffsetReset) -> Result<(), Error> {
+        let s = self.state(tp)?;
+        s.position = None;
+        s.reset = Some(reset);
+        s.out_of_range = None;
+        Ok(())
+    }
+
+    /// Stops (`true`) or restarts (`false`) fetching `tp`; the position is kept.
+    pub fn set_paused(&mut self, tp: &TopicPartition, paused: bool) -> Result<(), Error> {
+        self.state(tp)?.paused = paused;
+        Ok(())
+    }
+
+    /// The paused partitions.
+    pub fn paused(&self) -> impl Iterator<Item = &TopicPartition> {
+        self.assigned
+            .iter()
+            .filter(|(_, s)| s.paused)
+            .map(|(tp, _)| tp)
+    }
+
+    /// Whether the leader map must be (re)loaded before fetching.
+    pub fn needs_metadata(&self) -> bool {
+        self.metadata_stale
+    }
+
+    /// Marks the leader map stale (a connection to a leader failed).
+    pub fn invalidate_metadata(&mut self) {
+        self.metadata_stale = true;
+    }
+
+    /// The error an answer left for the caller, if any.
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+
+    /// Loads topic ids and leaders. Stays stale while an assigned partition has no leader.
+    pub fn update_metadata(&mut self, md: &MetadataResponse) {
+        for t in &md.topics {
+            let Some(name) = &t.name else { continue };
+            if t.error() != BrokerErrorKind::None {
+                self.topics.remove(name);
+                continue;
+            }
+            let info = TopicInfo {
+                id: t.topic_id,
+                leaders: t
+                    .partitions
+                    .iter()
+                    .filter(|p| BrokerErrorKind::from(p.error_code) == BrokerErrorKind::None)
+                    .filter(|p| p.leader_id >= 0)
+                    .map(|p| {
+                        (
+                            p.partition_index,
+                            Leader {
+                                node: p.leader_id,
+                                epoch: p.leader_epoch,
+                            },
+                        )
+                    })
+                    .collect(),
+            };
+            self.topics.insert(name.clone(), info);
+        }
+        self.metadata_stale = self.assigned.keys().any(|tp| self.leader(tp).is_none());
+    }
+
+    fn leader(&self, tp: &TopicPartition) -> Option<Leader> {
+        self.topics
+            .get(&tp.topic)?
+            .leaders
+            .get(&tp.partition)
+            .copied()
+    }
+
+    /// ListOffsets requests, one per leader, for every partition without a position; an
+    /// error for a partition whose policy is `none`.
+    pub fn reset_requests(&mut self) -> Result<Vec<(i32, ListOffsetsRequest)>, Error> {
+        let mut by_node: BTreeMap<i32, BTreeMap<String, Vec<ListOffsetsPartition>>> =
+            BTreeMap::new();
+        for (tp, s) in &self.assigned {
+            if s.position.is_some() {
+                continue;
+            }
+            let timestamp = match s.reset.unwrap_or(self.settings.reset) {
+                OffsetReset::Earliest => EARLIEST_TIMESTAMP,
+                OffsetReset::Latest => LATEST_TIMESTAMP,
+                OffsetReset::None => {
+                    let reason = match s.out_of_range {
+                        Some(o) => format!(
+                            "offset {o} of {tp} is out of range and auto.offset.reset=none; \
+                             seek to a valid offset or set auto.offset.reset to earliest/latest"
+                        ),
+                        None => format!(
+                            "{tp} has no position and auto.offset.reset=none; seek first or set \
+                             auto.offset.reset to earliest/latest"
+                        ),
+                    };
+                    return Err(Error::InvalidConfiguration {
+                        field: "auto.offset.reset",
+                        reason,
+                    });
+                }
+            };
+            let Some(leader) = self.leader(tp) else {
+                continue;
+            };
+            by_node
+                .entry(leader.node)
+                .or_default()
+                .entry(tp.topic.clone())
+                .or_default()
+                .push(ListOffsetsPartition {
+                    partition_index: tp.partition,
+                    current_leader_epoch: leader.epoch,
+                    timestamp,
+                });
+        }
+        let isolation = self.settings.isolation.wire();
+        Ok(by_node
+            .into_iter()
+            .map(|(node, topics)| {
+                (
+                    node,
+                    ListOffsetsRequest {
+                        isolation_level: isolation,
+                        topics: topics
+                            .into_iter()
+                            .map(|(name, partitions)| ListOffsetsTopic { name, partitions })
+                            .collect(),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// Applies a ListOffsets answer: positions for the partitions answered, a metadata
+    /// refresh for leader errors.
+    pub fn handle_list_offsets(&mut self, resp: &ListOffsetsResponse) {
+        for t in &resp.topics {
+            for p in &t.partitions {
+                let tp = TopicPartition::new(t.name.clone(), p.partition_index);
+                let Some(s) = self.assigned.get_mut(&tp) else {
+                    continue;
+                };
+                if s.position.is_some() {
+                    continue;
+                }
+                match p.error() {
+                    BrokerErrorKind::None if p.offset >= 0 => {
+                        log::debug!("{tp}: reset to offset {}", p.offset);
+                        s.position = Some(p.offset);
+                        s.reset = None;
+                        s.out_of_range = None;
+                    }
+                    kind if leader_error(kind) => {
+                        log::debug!("{tp}: ListOffsets {kind}, refreshing metadata");
+                        self.metadata_stale = true;
+                    }
+                    kind => {
+                        self.error = Some(broker_error(
+                            "ListOffsets",
+                            kind,
+                            p.error_code,
+                            format!("resetting the offset of {tp}"),
+                        ))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The leaders to fetch from: those leading an assigned, unpaused partition with a
+    /// position.
+    pub fn fetch_nodes(&self) -> Vec<i32> {
+        let mut nodes: Vec<i32> = self
+            .assigned
+            .iter()
+            .filter(|(_, s)| !s.paused && s.position.is_some())
+            .filter_map(|(tp, _)| self.leader(tp).map(|l| l.node))
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
+    /// The Fetch for `node` at Fetch `version` (topic ids from v13), sessionless, waiting at
+    /// most `max_wait_ms`.
+    pub fn fetch_request(&self, node: i32, version: i16, max_wait_ms: i32) -> FetchRequest {
+        let by_id = version >= FETCH_TOPIC_IDS_FROM;
+        let mut topics: Vec<FetchTopic> = Vec::new();
+        for (tp, s) in &self.assigned {
+            let (Some(position), false) = (s.position, s.paused) else {
+                continue;
+            };
+            let Some(leader) = self.leader(tp).filter(|l| l.node == node) else {
+                continue;
+            };
+            let partition = FetchPartition {
+                partition: tp.partition,
+                current_leader_epoch: leader.epoch,
+                fetch_offset: position,
+                partition_max_bytes: self.settings.partition_max_bytes,
+                ..Default::default()
+            };
+            match topics.last_mut() {
+                Some(t) if t.topic == tp.topic => t.partitions.push(partition),
+                _ => topics.push(FetchTopic {
+                    topic: tp.topic.clone(),
+                    topic_id: self.topics.get(&tp.topic).map_or(Uuid::ZERO, |t| t.id),
+                    partitions: vec![partition],
+                }),
+            }
+        }
+        if by_id {
+            for t in &mut topics {
+                t.topic.clear();
+            }
+        }
+        FetchRequest {
+            max_wait_ms,
+            min_bytes: self.settings.min_bytes,
+            max_bytes: self.settings.max_bytes,
+            isolation_level: self.settings.isolation.wire(),
+            topics,
+            ..Default::default()
+        }
+    }
+
+    fn topic_name(&self, name: &str, id: Uuid) -> Option<String> {
+        if !name.is_empty() {
+            return Some(name.to_owned());
+        }
+        self.topics
+            .iter()
+            .find(|(_, t)| t.id == id && id != Uuid::ZERO)
+            .map(|(n, _)| n.clone())
+    }
+
+    /// Applies a Fetch answer: the records of every partition whose position it matches
+    /// (the record bytes move out of `resp`), positions advanced past them.
+    pub fn handle_fetch(&mut self, resp: FetchResponse) -> Vec<PartitionRecords> {
+        let mut out = Vec::new();
+        let top = resp.error();
+        if top != BrokerErrorKind::None {
+            if leader_error(top) {
+                self.metadata_stale = true;
+            } else {
+                self.error = Some(broker_error(
+                    "Fetch",
+                    top,
+                    resp.error_code,
+                    "fetching records".to_owned(),
+                ));
+            }
+            return out;
+        }
+        for t in resp.responses {
+            let Some(name) = self.topic_name(&t.topic, t.topic_id) else {
+                log::debug!("Fetch answer for unknown topic id {:?}", t.topic_id);
+                self.metadata_stale = true;
+                continue;
+            };
+            for p in t.partitions {
+                let tp = TopicPartition::new(name.clone(), p.partition_index);
+                let rc = self.settings.isolation == IsolationLevel::ReadCommitted;
+                let Some(s) = self.assigned.get_mut(&tp) else {
+                    continue;
+                };
+                let (Some(from), false) = (s.position, s.paused) else {
+                    continue;
+                };
+                match p.error() {
+                    BrokerErrorKind::None => {}
+                    BrokerErrorKind::OffsetOutOfRange => {
+                        log::info!("{tp}: offset {from} out of range, resetting");
+                        s.position = None;
+                        s.out_of_range = Some(from);
+                        continue;
+                    }
+                    kind if leader_error(kind) => {
+                        log::debug!("{tp}: Fetch {kind}, refreshing metadata");
+                        self.metadata_stale = true;
+                        continue;
+                    }
+                    kind => {
+                        self.error = Some(broker_error(
+                            "Fetch",
+                            kind,
+                            p.error_code,
+                            format!("fetching {tp} at offset {from}"),
+                        ));
+                        continue;
+                    }
+                }
+                let buf = p.records.unwrap_or_default();
+                let mut filter = rc.then(|| {
+                    ReadCommitted::new(p.aborted_transactions.iter().flatten().map(|a| {
+                        AbortedTransaction {
+                            producer_id: a.producer_id,
+                            first_offset: a.first_offset,
+                        }
+                    }))
+                });
+                let mut batches = Vec::new();
+                let mut next = from;
+                let mut reader = BatchReader::new(&buf);
+                let mut at = 0usize;
+                let mut failure = None;
+                for raw in reader.by_ref() {
+                    let raw = match raw {
+                        Ok(raw) => raw,
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    };
+                    let start = at;
+                    at += raw.bytes.len();
+                    let h = raw.header;
+                    if h.next_offset() <= from {
+                        continue;
+                    }
+                    let admit = match &mut filter {
+                        Some(f) => match f.admit(&raw) {
+                            Ok(a) => a,
+                            Err(e) => {
+                                failure = Some(e);
+                                break;
+                            }
+                        },
+                        None => admit_uncommitted(&raw),
+                    };
+                    next = h.next_offset();
+                    if admit == Admit::Deliver {
+                        batches.push((h, start..at));
+                    }
+                }
+                if let Some(e) = failure {
+                    self.error = Some(Error::Protocol {
+                        broker: None,
+                        message: format!("corrupt record batch in {tp} after offset {next}: {e}"),
+                    });
+                }
+                s.position = Some(next);
+                if !batches.is_empty() {
+                    out.push(PartitionRecords {
+                        tp,
+                        buf,
+                        batches,
+                        from,
+                        next_offset: next,
+                        high_watermark: p.high_watermark,
+                        limits: self.limits,
+                    });
+                }
+            }
+        }
+        out
+    }
+}

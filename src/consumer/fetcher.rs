@@ -1,0 +1,216 @@
+//! The blocking shell: a [`Client`] and a [`FetcherCore`], driven by `poll(deadline)`.
+
+use std::time::{Duration, Instant};
+
+use crate::client::{BrokerTarget, Client, ClientError};
+use crate::connect::client_error;
+use crate::error::Error;
+use crate::protocol::api::fetch::FetchRequest;
+use crate::protocol::api::list_offsets::ListOffsetsRequest;
+use crate::streams::commit::TopicPartition;
+
+use super::config::{FetcherConfig, OffsetReset};
+use super::core::FetcherCore;
+use super::records::PartitionRecords;
+
+/// Time kept between the broker's longest wait and the poll deadline for the answer to
+/// travel back, at most.
+const ANSWER_MARGIN: Duration = Duration::from_millis(100);
+
+/// A blocking consumer of explicitly assigned partitions (no consumer group).
+///
+/// ```no_run
+/// use std::time::{Duration, Instant};
+/// use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
+/// use kafka_streams_group::streams::commit::TopicPartition;
+/// use kafka_streams_group::ClientConfig;
+/// let config = FetcherConfig::new(ClientConfig::new("localhost:9092"))
+///     .auto_offset_reset(OffsetReset::Earliest);
+/// let mut fetcher = Fetcher::connect(config, Duration::from_secs(10))?;
+/// fetcher.assign([TopicPartition::new("input", 0)]);
+/// for part in fetcher.poll(Instant::now() + Duration::from_secs(1))? {
+///     part.for_each_record(|r| println!("{} {:?}", r.offset, r.value))?;
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Fetcher {
+    config: FetcherConfig,
+    client: Client,
+    core: FetcherCore,
+}
+
+impl Fetcher {
+    /// Connects to the cluster within `timeout`.
+    pub fn connect(config: FetcherConfig, timeout: Duration) -> Result<Fetcher, Error> {
+        let client = Client::from_config(config.client(), timeout)?;
+        Ok(Fetcher {
+            core: FetcherCore::new(*config.settings()),
+            config,
+            client,
+        })
+    }
+
+    /// Replaces the assignment; partitions kept keep their position and paused flag.
+    pub fn assign(&mut self, partitions: impl IntoIterator<Item = TopicPartition>) {
+        self.core.assign(partitions);
+    }
+
+    /// The assigned partitions.
+    pub fn assignment(&self) -> Vec<TopicPartition> {
+        self.core.assignment().cloned().collect()
+    }
+
+    /// The next offset to fetch for `tp`; `None` until the first poll reset it or a seek.
+    pub fn position(&self, tp: &TopicPartition) -> Option<i64> {
+        self.core.position(tp)
+    }
+
+    /// The next poll fetches `tp` from `offset`.
+    pub fn seek(&mut self, tp: &TopicPartition, offset: i64) -> Result<(), Error> {
+        self.core.seek(tp, offset)
+    }
+
+    /// The next poll fetches `tp` from its log start offset.
+    pub fn seek_to_beginning(&mut self, tp: &TopicPartition) -> Result<(), Error> {
+        self.core.seek_to(tp, OffsetReset::Earliest)
+    }
+
+    /// The next poll fetches `tp` from its log end offset.
+    pub fn seek_to_end(&mut self, tp: &TopicPartition) -> Result<(), Error> {
+        self.core.seek_to(tp, OffsetReset::Latest)
+    }
+
+    /// Stops fetching `tp` (its position is kept) until [`resume`](Self::resume).
+    pub fn pause(&mut self, tp: &TopicPartition) -> Result<(), Error> {
+        self.core.set_paused(tp, true)
+    }
+
+    /// Fetches `tp` again.
+    pub fn resume(&mut self, tp: &TopicPartition) -> Result<(), Error> {
+        self.core.set_paused(tp, false)
+    }
+
+    /// The paused partitions.
+    pub fn paused(&self) -> Vec<TopicPartition> {
+        self.core.paused().cloned().collect()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &FetcherConfig {
+        &self.config
+    }
+
+    /// Fetches records of the assigned, unpaused partitions; returns as soon as some
+    /// arrived, or empty at `deadline`. Positions move past the records returned.
+    ///
+    /// Partitions without a position are reset first (ListOffsets by `auto.offset.reset`;
+    /// `none` is an error naming the partition). A moved leader (NOT_LEADER_OR_FOLLOWER,
+    /// FENCED_LEADER_EPOCH, ...) or a lost connection refreshes the metadata and the poll
+    /// goes on. Each Fetch asks the broker to wait at most `fetch.max.wait.ms` and never
+    /// past `deadline`.
+    pub fn poll(&mut self, deadline: Instant) -> Result<Vec<PartitionRecords>, Error> {
+        let backoff = self.config.client().get_retry_backoff().0;
+        loop {
+            if let Some(e) = self.core.take_error() {
+                return Err(e);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(Vec::new());
+            }
+            if self.core.needs_metadata() {
+                if let Err(e) = self.refresh_metadata(deadline) {
+                    if !e.is_retriable() {
+                        return Err(client_error(e));
+                    }
+                    log::debug!("fetcher metadata: {e}; retrying");
+                }
+                if self.core.needs_metadata() {
+                    sleep_until(deadline, backoff);
+                    continue;
+                }
+            }
+            for (node, req) in self.core.reset_requests()? {
+                match self.send_list_offsets(node, &req, deadline) {
+                    Ok(()) => {}
+                    Err(e) if e.is_retriable() => {
+                        log::debug!("ListOffsets to node {node}: {e}");
+                        self.core.invalidate_metadata();
+                    }
+                    Err(e) => return Err(client_error(e)),
+                }
+            }
+            let nodes = self.core.fetch_nodes();
+            if nodes.is_empty() {
+                // Nothing to fetch (all paused, none assigned, resets pending): wait a
+                // little, then look again.
+                sleep_until(deadline, backoff);
+                continue;
+            }
+            let mut out = Vec::new();
+            for node in nodes {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let margin = ANSWER_MARGIN.min(left / 5);
+                let wait = if out.is_empty() {
+                    self.core.settings().max_wait.min(left - margin)
+                } else {
+                    Duration::ZERO
+                };
+                match self.send_fetch(node, wait, deadline) {
+                    Ok(records) => out.extend(records),
+                    Err(e) if e.is_retriable() => {
+                        log::debug!("Fetch to node {node}: {e}; refreshing metadata");
+                        self.core.invalidate_metadata();
+                    }
+                    Err(e) => return Err(client_error(e)),
+                }
+            }
+            if !out.is_empty() {
+                return Ok(out);
+            }
+        }
+    }
+
+    fn refresh_metadata(&mut self, deadline: Instant) -> Result<(), ClientError> {
+        let topics = self.core.topics();
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let md = self.client.metadata(Some(&names), deadline)?;
+        self.core.update_metadata(&md);
+        Ok(())
+    }
+
+    fn send_list_offsets(
+        &mut self,
+        node: i32,
+        req: &ListOffsetsRequest,
+        deadline: Instant,
+    ) -> Result<(), ClientError> {
+        let resp = self.client.send(BrokerTarget::Node(node), req, deadline)?;
+        self.core.handle_list_offsets(&resp);
+        Ok(())
+    }
+
+    fn send_fetch(
+        &mut self,
+        node: i32,
+        wait: Duration,
+        deadline: Instant,
+    ) -> Result<Vec<PartitionRecords>, ClientError> {
+        let target = BrokerTarget::Node(node);
+        let version = self
+            .client
+            .connection(target, deadline)?
+            .pick_version::<FetchRequest>()?;
+        let wait_ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
+        let req = self.core.fetch_request(node, version, wait_ms);
+        let resp = self.client.send_at(target, &req, version, deadline)?;
+        Ok(self.core.handle_fetch(resp))
+    }
+}
+
+/// Sleeps `pause`, or until `deadline` if that is sooner.
+fn sleep_until(deadline: Instant, pause: Duration) {
+    let left = deadline.saturating_duration_since(Instant::now());
+    std::thread::sleep(pause.min(left));
+}

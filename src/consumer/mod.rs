@@ -1,0 +1,31 @@
+//! A blocking consumer of explicitly assigned partitions, without a consumer group: what a
+//! Streams member uses to read its tasks' source partitions.
+//!
+//! * [`FetcherCore`] (pure, no I/O): assignment, positions, `seek`, pause/resume,
+//!   `auto.offset.reset` through ListOffsets, one sessionless Fetch per leader from a
+//!   metadata snapshot (topic ids from Fetch v13), and what each answer changes: records
+//!   indexed (control batches and, under `read_committed`, aborted data dropped), positions
+//!   advanced, OFFSET_OUT_OF_RANGE reset, leader errors turned into a metadata refresh.
+//! * [`Fetcher`]: the blocking shell on a [`Client`](crate::client::Client); `poll(deadline)`.
+//! * [`PartitionRecords`]: one partition's fetched bytes, owned (moved out of the response,
+//!   not copied); [`PartitionRecords::batches`] decodes a batch at a time and its records
+//!   borrow from the buffer.
+//! * [`FetcherConfig`]: a [`ClientConfig`](crate::ClientConfig) plus the fetch settings, as
+//!   a builder or from Java consumer properties (`fetch.min.bytes`, `fetch.max.wait.ms`,
+//!   `max.partition.fetch.bytes`, `fetch.max.bytes`, `isolation.level`, `auto.offset.reset`).
+//!
+//! Metrics: requests, bytes, errors and reconnects go to the configuration's
+//! [`ClientMetrics`](crate::ClientMetrics) as for every client of the crate.
+
+mod config;
+mod core;
+mod fetcher;
+mod records;
+
+pub use self::config::{FetchSettings, FetcherConfig, IsolationLevel, OffsetReset, FETCHER_KEYS};
+pub use self::core::FetcherCore;
+pub use self::fetcher::Fetcher;
+pub use self::records::{FetchedBatch, PartitionRecords};
+
+#[cfg(test)]
+mod tests;
