@@ -1,0 +1,256 @@
+//! [`ProducerConfig`]: the connection settings of a [`ClientConfig`] (TLS, SASL, timeouts,
+//! metrics) plus the producer's own, with Java's property keys.
+
+use std::time::Duration;
+
+use crate::config::ClientConfig;
+use crate::error::Error;
+use crate::protocol::records::Compression;
+
+/// Producer property keys [`ProducerConfig::from_properties`] accepts besides
+/// [`crate::properties::CLIENT_KEYS`].
+pub const PRODUCER_KEYS: &[&str] = &[
+    "linger.ms",
+    "batch.size",
+    "compression.type",
+    "acks",
+    "enable.idempotence",
+    "delivery.timeout.ms",
+];
+
+/// How a [`super::Producer`] batches, compresses and retries.
+///
+/// Defaults follow Java's producer: `linger.ms` 5, `batch.size` 16384, no compression,
+/// `acks=all`, idempotence on, `delivery.timeout.ms` 120000.
+#[derive(Debug, Clone)]
+pub struct ProducerConfig {
+    client: ClientConfig,
+    linger: Duration,
+    batch_size: usize,
+    compression: Compression,
+    idempotence: bool,
+    delivery_timeout: Duration,
+}
+
+impl ProducerConfig {
+    /// A producer over `client`'s connection settings, with Java's defaults.
+    pub fn new(client: ClientConfig) -> Self {
+        ProducerConfig {
+            client,
+            linger: Duration::from_millis(5),
+            batch_size: 16_384,
+            compression: Compression::None,
+            idempotence: true,
+            delivery_timeout: Duration::from_secs(120),
+        }
+    }
+
+    /// `linger.ms`: how long a batch waits for more records before it is sent.
+    pub fn linger(mut self, linger: Duration) -> Self {
+        self.linger = linger;
+        self
+    }
+
+    /// `batch.size`: the uncompressed size at which a partition's batch is closed.
+    pub fn batch_size(mut self, bytes: usize) -> Self {
+        self.batch_size = bytes;
+        self
+    }
+
+    /// `compression.type`.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// `enable.idempotence`: a producer id and per-partition sequences, so that a retry
+    /// never writes a batch twice. On by default.
+    pub fn idempotence(mut self, on: bool) -> Self {
+        self.idempotence = on;
+        self
+    }
+
+    /// `delivery.timeout.ms`: the longest a record is retried before its failure is
+    /// reported; also bounds each `send` that has to wait for room.
+    pub fn delivery_timeout(mut self, timeout: Duration) -> Self {
+        self.delivery_timeout = timeout;
+        self
+    }
+
+    /// The connection settings.
+    pub fn client(&self) -> &ClientConfig {
+        &self.client
+    }
+
+    /// `linger.ms`.
+    pub fn get_linger(&self) -> Duration {
+        self.linger
+    }
+
+    /// `batch.size`.
+    pub fn get_batch_size(&self) -> usize {
+        self.batch_size
+    }
+
+    /// `compression.type`.
+    pub fn get_compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// `enable.idempotence`.
+    pub fn get_idempotence(&self) -> bool {
+        self.idempotence
+    }
+
+    /// `delivery.timeout.ms`.
+    pub fn get_delivery_timeout(&self) -> Duration {
+        self.delivery_timeout
+    }
+
+    /// Checks the producer settings and the client's.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.batch_size == 0 || self.batch_size > i32::MAX as usize {
+            return Err(invalid(
+                "batch.size",
+                format!(
+                    "{} is out of range: use 1..={} (Java's default is 16384)",
+                    self.batch_size,
+                    i32::MAX
+                ),
+            ));
+        }
+        if self.delivery_timeout.is_zero() {
+            return Err(invalid(
+                "delivery.timeout.ms",
+                "must be positive (Java's default is 120000)".to_string(),
+            ));
+        }
+        self.client.validate()
+    }
+
+    /// A producer configuration from Java producer properties: the producer keys
+    /// ([`PRODUCER_KEYS`]) are taken here, every other key goes to
+    /// [`ClientConfig::from_properties`] (which rejects unknown ones, with a suggestion).
+    /// `acks` must be `all` or `-1` (the only setting an idempotent producer allows; this
+    /// producer always waits for the in-sync replicas).
+    pub fn from_properties<I, K, V>(props: I) -> Result<ProducerConfig, Error>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut client_props = Vec::new();
+        let mut own = Vec::new();
+        for (k, v) in props {
+            let (k, v) = (k.as_ref().trim().to_string(), v.as_ref().trim().to_string());
+            if PRODUCER_KEYS.contains(&k.as_str()) {
+                own.push((k, v));
+            } else {
+                client_props.push((k, v));
+            }
+        }
+        let mut config = ProducerConfig::new(ClientConfig::from_properties(client_props)?);
+        for (k, v) in own {
+            config = match k.as_str() {
+                "linger.ms" => config.linger(Duration::from_millis(number(&k, &v)?)),
+                "batch.size" => config.batch_size(number(&k, &v)? as usize),
+                "delivery.timeout.ms" => {
+                    config.delivery_timeout(Duration::from_millis(number(&k, &v)?))
+                }
+                "compression.type" => {
+                    let c = Compression::from_name(&v.to_ascii_lowercase()).ok_or_else(|| {
+                        invalid(
+                            "compression.type",
+                            format!("{v:?} is not one of none, gzip, snappy, lz4, zstd"),
+                        )
+                    })?;
+                    config.compression(c)
+                }
+                "enable.idempotence" => match v.to_ascii_lowercase().as_str() {
+                    "true" => config.idempotence(true),
+                    "false" => config.idempotence(false),
+                    _ => {
+                        return Err(invalid(
+                            "enable.idempotence",
+                            format!("{v:?} is not true or false"),
+                        ))
+                    }
+                },
+                "acks" => match v.to_ascii_lowercase().as_str() {
+                    "all" | "-1" => config,
+                    _ => {
+                        return Err(invalid(
+                            "acks",
+                            format!("{v:?} is not supported: this producer always uses acks=all"),
+                        ))
+                    }
+                },
+                _ => config,
+            };
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+fn number(key: &str, value: &str) -> Result<u64, Error> {
+    value
+        .parse()
+        .map_err(|_| invalid_key(key, format!("{value:?} is not a non-negative integer")))
+}
+
+fn invalid_key(key: &str, reason: String) -> Error {
+    Error::InvalidConfiguration {
+        field: crate::properties::FIELD,
+        reason: format!("{key}: {reason}"),
+    }
+}
+
+fn invalid(key: &'static str, reason: String) -> Error {
+    invalid_key(key, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_map_to_the_builder() {
+        let c = ProducerConfig::from_properties([
+            ("bootstrap.servers", "127.0.0.1:9092"),
+            ("linger.ms", "20"),
+            ("batch.size", "65536"),
+            ("compression.type", "zstd"),
+            ("acks", "all"),
+            ("enable.idempotence", "false"),
+            ("delivery.timeout.ms", "30000"),
+        ])
+        .unwrap();
+        assert_eq!(c.get_linger(), Duration::from_millis(20));
+        assert_eq!(c.get_batch_size(), 65536);
+        assert_eq!(c.get_compression(), Compression::Zstd);
+        assert!(!c.get_idempotence());
+        assert_eq!(c.get_delivery_timeout(), Duration::from_secs(30));
+        assert_eq!(c.client().bootstrap(), "127.0.0.1:9092");
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        for (k, v) in [
+            ("compression.type", "brotli"),
+            ("acks", "0"),
+            ("linger.ms", "-1"),
+            ("batch.size", "0"),
+            ("enable.idempotence", "maybe"),
+        ] {
+            let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), (k, v)])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(k), "{k}: {e}");
+        }
+        let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), ("linger.m", "1")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("linger.m"), "{e}");
+    }
+}

@@ -1,0 +1,37 @@
+//! A blocking, idempotent producer (issue 15): what a member's tasks write to repartition,
+//! changelog and output topics.
+//!
+//! * [`accumulator`] is the pure core: per-partition batches (`linger.ms`, `batch.size`,
+//!   `compression.type`), producer id and sequences, and what a Produce answer does to a
+//!   batch ([`classify`]);
+//! * [`Producer`] is the thin blocking shell: metadata, InitProducerId and one Produce
+//!   (`acks=all`) per leader, with the crate's [`Client`](crate::client::Client), deadlines,
+//!   TLS/SASL and [`ClientMetrics`](crate::ClientMetrics).
+//!
+//! Keyed records go where Java's default partitioner puts them
+//! ([`partition_for_key`](crate::protocol::records::partition_for_key)); null keys stick to
+//! a random partition until its batch is full; an explicit partition is kept.
+//!
+//! ```no_run
+//! use std::time::{Duration, Instant};
+//! use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
+//!
+//! let config = ProducerConfig::from_properties([
+//!     ("bootstrap.servers", "127.0.0.1:9092"),
+//!     ("compression.type", "lz4"),
+//!     ("linger.ms", "10"),
+//! ])?;
+//! let mut producer = Producer::new(config)?;
+//! let partition = producer.send(ProducerRecord::new("orders", Some(b"k1"), Some(b"v1")))?;
+//! producer.flush(Instant::now() + Duration::from_secs(30))?;
+//! # let _ = partition;
+//! # Ok::<(), kafka_streams_group::Error>(())
+//! ```
+
+pub mod accumulator;
+mod config;
+mod shell;
+
+pub use accumulator::{classify, BatchOutcome, ProducerIdentity, ProducerRecord};
+pub use config::{ProducerConfig, PRODUCER_KEYS};
+pub use shell::Producer;

@@ -1,0 +1,519 @@
+//! The blocking shell around the [`Accumulator`]: metadata, InitProducerId and one Produce
+//! request per leader, on the crate's [`Client`] with its deadlines.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::accumulator::{
+    classify, Accumulator, BatchOutcome, BatchSettings, ProducerIdentity, ProducerRecord,
+    SealedBatch, TopicPartition,
+};
+use super::config::ProducerConfig;
+use crate::client::{BrokerTarget, Client, ClientError};
+use crate::connect::client_error;
+use crate::error::{BrokerErrorContext, Error};
+use crate::protocol::api::init_producer_id::InitProducerIdRequest;
+use crate::protocol::api::produce::{
+    PartitionProduceData, ProduceRequest, TopicProduceData, ACKS_ALL,
+};
+use crate::protocol::records::partition_for_key;
+use crate::protocol::{BrokerErrorKind, Uuid};
+use crate::transport::TransportError;
+
+/// What the producer knows of a topic: its id and each partition's leader (`-1` unknown).
+#[derive(Debug, Clone)]
+struct TopicInfo {
+    id: Uuid,
+    leaders: Vec<i32>,
+}
+
+/// A blocking, idempotent Kafka producer.
+///
+/// [`send`](Producer::send) picks the partition (explicit, Java's murmur2 partitioner for a
+/// key, a sticky random partition for a null key), appends the record to that partition's
+/// batch and returns the partition; when some batch is full or has waited `linger.ms`, it
+/// also sends what is ready (blocking for that round trip). [`flush`](Producer::flush)
+/// sends everything and waits for the acknowledgements (`acks=all`) until its deadline.
+///
+/// With idempotence (the default) the producer takes a producer id (InitProducerId) and
+/// stamps each partition's batches with consecutive sequences; at most one batch per
+/// partition is in flight and a failed round trip resends the same bytes, so a connection
+/// cut after the broker wrote a batch gives no duplicate.
+///
+/// Dropping a producer does not flush: call [`flush`](Producer::flush) first.
+pub struct Producer {
+    config: ProducerConfig,
+    client: Option<Client>,
+    acc: Accumulator,
+    identity: Option<ProducerIdentity>,
+    topics: HashMap<String, TopicInfo>,
+    sticky: HashMap<String, i32>,
+    /// Failures not yet reported by [`Producer::flush`].
+    failures: Vec<(TopicPartition, Error)>,
+}
+
+impl std::fmt::Debug for Producer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Producer")
+            .field("identity", &self.identity)
+            .field("outstanding", &self.acc.outstanding())
+            .finish()
+    }
+}
+
+impl Producer {
+    /// Checks `config` and connects to the cluster within its request timeout.
+    pub fn new(config: ProducerConfig) -> Result<Producer, Error> {
+        config.validate()?;
+        let client = Client::from_config(config.client(), config.client().get_request_timeout())?;
+        let acc = Accumulator::new(BatchSettings {
+            linger: config.get_linger(),
+            batch_size: config.get_batch_size(),
+            compression: config.get_compression(),
+        });
+        Ok(Producer {
+            config,
+            client: Some(client),
+            acc,
+            identity: None,
+            topics: HashMap::new(),
+            sticky: HashMap::new(),
+            failures: Vec::new(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ProducerConfig {
+        &self.config
+    }
+
+    /// The producer id and epoch in use (`None` before the first batch, or without
+    /// idempotence).
+    pub fn identity(&self) -> Option<ProducerIdentity> {
+        self.identity.filter(|i| i.producer_id >= 0)
+    }
+
+    /// Records sent to the producer and not yet acknowledged or failed.
+    pub fn outstanding(&self) -> usize {
+        self.acc.outstanding()
+    }
+
+    /// Queues `record` and returns its partition. Looks the topic up first if it is new
+    /// (within the request timeout); sends ready batches (full or past `linger.ms`) before
+    /// returning, within `delivery.timeout.ms`. A failure of such a send is kept for
+    /// [`flush`](Self::flush) unless the connection itself cannot be made.
+    pub fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
+        let now = Instant::now();
+        let lookup_deadline = now + self.config.client().get_request_timeout();
+        let partitions = self.partitions_of(&record.topic, lookup_deadline)?;
+        let partition = match (record.partition, &record.key) {
+            (Some(p), _) if p >= 0 && p < partitions => p,
+            (Some(p), _) => {
+                return Err(Error::InvalidConfiguration {
+                    field: "partition",
+                    reason: format!(
+                        "topic {:?} has {partitions} partitions, so partition {p} does not exist",
+                        record.topic
+                    ),
+                })
+            }
+            (None, Some(key)) => partition_for_key(key, partitions).unwrap_or(0),
+            (None, None) => *self
+                .sticky
+                .entry(record.topic.clone())
+                .or_insert_with(|| rand::random_range(0..partitions)),
+        };
+        let timestamp = record.timestamp.unwrap_or_else(now_ms);
+        let filled = self
+            .acc
+            .append((record.topic.clone(), partition), &record, timestamp, now)
+            .map_err(|e| Error::InvalidConfiguration {
+                field: "record",
+                reason: format!("cannot encode the record: {e}"),
+            })?;
+        if filled && record.partition.is_none() && record.key.is_none() {
+            // Java's sticky partitioner moves on once a batch is full.
+            self.sticky.remove(&record.topic);
+        }
+        if self.acc.has_ready(Instant::now(), false) {
+            let deadline = Instant::now() + self.config.get_delivery_timeout();
+            self.round(deadline, false)?;
+        }
+        Ok(partition)
+    }
+
+    /// Sends every queued record and waits until all are acknowledged, or `deadline`.
+    ///
+    /// Retriable failures (leader moved, connection lost, timeouts) are retried with the
+    /// same batches until `deadline`; then [`Error::Timeout`] is returned and the records
+    /// stay queued (a later `flush` continues). A batch that failed for good (e.g.
+    /// MESSAGE_TOO_LARGE) is reported here once, as the first such error.
+    pub fn flush(&mut self, deadline: Instant) -> Result<(), Error> {
+        let start = Instant::now();
+        while self.acc.outstanding() > 0 {
+            if Instant::now() >= deadline {
+                return Err(Error::Timeout {
+                    operation: format!(
+                        "flush ({} records not acknowledged)",
+                        self.acc.outstanding()
+                    ),
+                    limit: deadline.saturating_duration_since(start),
+                });
+            }
+            self.round(deadline, true)?;
+        }
+        if self.failures.is_empty() {
+            Ok(())
+        } else {
+            let n = self.failures.len();
+            let ((topic, partition), e) = self.failures.remove(0);
+            self.failures.clear();
+            log::warn!("flush: {n} batch(es) failed; first: {topic}-{partition}: {e}");
+            Err(e)
+        }
+    }
+
+    fn client(&mut self, deadline: Instant) -> Result<&mut Client, Error> {
+        if self.client.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            self.client = Some(Client::from_config(self.config.client(), left)?);
+        }
+        self.client.as_mut().ok_or(Error::Closed)
+    }
+
+    /// The partition count of `topic`, from metadata (fetched and waited for if new).
+    fn partitions_of(&mut self, topic: &str, deadline: Instant) -> Result<i32, Error> {
+        if let Some(t) = self.topics.get(topic) {
+            return Ok(t.leaders.len() as i32);
+        }
+        loop {
+            let kind = match self.refresh(&[topic.to_string()], deadline) {
+                Ok(kind) => kind,
+                Err(
+                    Error::Disconnected { .. }
+                    | Error::Timeout { .. }
+                    | Error::Protocol { .. }
+                    | Error::Decode(_),
+                ) if Instant::now() + self.backoff() < deadline => {
+                    // A cut connection (or one cut mid-handshake): the client reconnects.
+                    BrokerErrorKind::None
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(t) = self.topics.get(topic) {
+                return Ok(t.leaders.len() as i32);
+            }
+            if Instant::now() + self.backoff() >= deadline {
+                return Err(Error::Broker {
+                    kind,
+                    code: kind.code(),
+                    message: Some(format!(
+                        "topic {topic:?} has no usable metadata: create it, or check the name"
+                    )),
+                    context: BrokerErrorContext::api("Metadata"),
+                });
+            }
+            std::thread::sleep(self.backoff());
+        }
+    }
+
+    fn backoff(&self) -> Duration {
+        self.config.client().get_retry_backoff().0
+    }
+
+    /// Refreshes metadata for `topics`; returns the error of the last topic that had one
+    /// (None if all are fine).
+    fn refresh(&mut self, topics: &[String], deadline: Instant) -> Result<BrokerErrorKind, Error> {
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let md = self
+            .client(deadline)?
+            .metadata(Some(&names), deadline)
+            .map_err(client_error)?;
+        let mut kind = BrokerErrorKind::None;
+        for t in &md.topics {
+            let Some(name) = t.name.clone() else { continue };
+            if t.error() != BrokerErrorKind::None || t.partitions.is_empty() {
+                kind = t.error();
+                continue;
+            }
+            let n = t
+                .partitions
+                .iter()
+                .map(|p| p.partition_index + 1)
+                .max()
+                .unwrap_or(0)
+                .max(0) as usize;
+            let mut leaders = vec![-1; n];
+            for p in &t.partitions {
+                if p.partition_index >= 0 && p.error_code == 0 {
+                    leaders[p.partition_index as usize] = p.leader_id;
+                }
+            }
+            self.topics.insert(
+                name,
+                TopicInfo {
+                    id: t.topic_id,
+                    leaders,
+                },
+            );
+        }
+        Ok(kind)
+    }
+
+    /// Takes a producer id (idempotence) if there is none, retrying the broker's "try again"
+    /// answers until `deadline`.
+    fn ensure_identity(&mut self, deadline: Instant) -> Result<ProducerIdentity, Error> {
+        if let Some(i) = self.identity {
+            return Ok(i);
+        }
+        if !self.config.get_idempotence() {
+            self.identity = Some(ProducerIdentity::NONE);
+            return Ok(ProducerIdentity::NONE);
+        }
+        let req = InitProducerIdRequest {
+            transaction_timeout_ms: 60_000,
+            ..Default::default()
+        };
+        loop {
+            let backoff = self.backoff();
+            let r = self
+                .client(deadline)?
+                .send(BrokerTarget::Any, &req, deadline);
+            let retry = match r {
+                Ok(resp) if resp.error() == BrokerErrorKind::None => {
+                    let id = ProducerIdentity {
+                        producer_id: resp.producer_id,
+                        producer_epoch: resp.producer_epoch,
+                    };
+                    log::debug!("producer id {} epoch {}", id.producer_id, id.producer_epoch);
+                    self.identity = Some(id);
+                    return Ok(id);
+                }
+                Ok(resp) if resp.error().is_retriable() => format!("{}", resp.error()),
+                Ok(resp) => {
+                    return Err(Error::Broker {
+                        kind: resp.error(),
+                        code: resp.error_code,
+                        message: None,
+                        context: BrokerErrorContext::api("InitProducerId"),
+                    })
+                }
+                Err(e) if !fatal(&e) => e.to_string(),
+                Err(e) => return Err(client_error(e)),
+            };
+            if Instant::now() + backoff >= deadline {
+                return Err(Error::Timeout {
+                    operation: format!("InitProducerId (last answer: {retry})"),
+                    limit: backoff,
+                });
+            }
+            log::debug!("InitProducerId: {retry}; retrying");
+            self.config.client().get_metrics().record_retry();
+            std::thread::sleep(backoff);
+        }
+    }
+
+    /// One round: seal what is ready, one Produce per leader, apply the answers.
+    fn round(&mut self, deadline: Instant, flushing: bool) -> Result<(), Error> {
+        let identity = self.ensure_identity(deadline)?;
+        let batches = self
+            .acc
+            .drain(identity, Instant::now(), flushing)
+            .map_err(|e| Error::InvalidConfiguration {
+                field: "record",
+                reason: format!("cannot encode a batch: {e}"),
+            })?;
+        let mut by_leader: BTreeMap<i32, Vec<(TopicPartition, SealedBatch)>> = BTreeMap::new();
+        let mut refresh = false;
+        for (tp, b) in batches {
+            match self
+                .topics
+                .get(&tp.0)
+                .and_then(|t| t.leaders.get(tp.1 as usize))
+            {
+                Some(&leader) if leader >= 0 => by_leader.entry(leader).or_default().push((tp, b)),
+                _ => refresh = true,
+            }
+        }
+        let mut progress = false;
+        for (leader, batches) in by_leader {
+            let (p, r) = self.produce(leader, batches, deadline)?;
+            progress |= p;
+            refresh |= r;
+        }
+        if refresh {
+            let busy: Vec<String> = {
+                let mut t: Vec<String> =
+                    self.acc.busy_partitions().map(|tp| tp.0.clone()).collect();
+                t.dedup();
+                t
+            };
+            if let Err(e) = self.refresh(&busy, deadline) {
+                log::debug!("metadata refresh failed: {e}; retrying");
+            }
+        }
+        if !progress && self.acc.outstanding() > 0 {
+            let pause = self
+                .backoff()
+                .min(deadline.saturating_duration_since(Instant::now()));
+            std::thread::sleep(pause);
+        }
+        Ok(())
+    }
+
+    /// Sends one Produce with `batches` to `leader`. Returns (some batch settled, a
+    /// metadata refresh is due).
+    fn produce(
+        &mut self,
+        leader: i32,
+        batches: Vec<(TopicPartition, SealedBatch)>,
+        deadline: Instant,
+    ) -> Result<(bool, bool), Error> {
+        let request_deadline =
+            deadline.min(Instant::now() + self.config.client().get_request_timeout());
+        let timeout_ms = request_deadline
+            .saturating_duration_since(Instant::now())
+            .as_millis()
+            .clamp(1, i32::MAX as u128) as i32;
+        let mut topic_data: BTreeMap<&str, TopicProduceData> = BTreeMap::new();
+        for (tp, b) in &batches {
+            let id = self.topics.get(&tp.0).map_or(Uuid::ZERO, |t| t.id);
+            topic_data
+                .entry(tp.0.as_str())
+                .or_insert_with(|| TopicProduceData {
+                    name: tp.0.clone(),
+                    topic_id: id,
+                    partition_data: Vec::new(),
+                })
+                .partition_data
+                .push(PartitionProduceData {
+                    index: tp.1,
+                    records: Some(b.bytes.clone()),
+                });
+        }
+        let req = ProduceRequest {
+            transactional_id: None,
+            acks: ACKS_ALL,
+            timeout_ms,
+            topic_data: topic_data.into_values().collect(),
+        };
+        let metrics = self.config.client().get_metrics().clone();
+        let resp = match self.client(request_deadline)?.send(
+            BrokerTarget::Node(leader),
+            &req,
+            request_deadline,
+        ) {
+            Ok(r) => r,
+            Err(e) if !fatal(&e) => {
+                // The batches may or may not be written: they go again with the same
+                // sequences, and the broker's idempotence check sorts it out.
+                log::debug!("Produce to node {leader} failed: {e}; retrying");
+                metrics.record_retry();
+                return Ok((false, true));
+            }
+            Err(e) => return Err(client_error(e)),
+        };
+        let by_id: HashMap<Uuid, String> = self
+            .topics
+            .iter()
+            .map(|(name, t)| (t.id, name.clone()))
+            .collect();
+        let mut progress = false;
+        let mut refresh = false;
+        let mut reset = false;
+        let mut answered = std::collections::HashSet::new();
+        for t in &resp.responses {
+            let name = if t.name.is_empty() {
+                by_id.get(&t.topic_id).cloned().unwrap_or_default()
+            } else {
+                t.name.clone()
+            };
+            for p in &t.partition_responses {
+                let tp = (name.clone(), p.index);
+                if !batches.iter().any(|(b, _)| *b == tp) {
+                    continue;
+                }
+                answered.insert(tp.clone());
+                let outcome = classify(p.error(), p.base_offset);
+                match &outcome {
+                    BatchOutcome::Written(_) => progress = true,
+                    BatchOutcome::Retry { refresh: r } => {
+                        log::debug!("Produce {}-{}: {}; retrying", tp.0, tp.1, p.error());
+                        metrics.record_retry();
+                        refresh |= *r;
+                    }
+                    BatchOutcome::Failed(kind) => {
+                        progress = true;
+                        reset = self.identity.is_some_and(|i| i.producer_id >= 0);
+                        self.failures.push((
+                            tp.clone(),
+                            Error::Broker {
+                                kind: *kind,
+                                code: p.error_code,
+                                message: Some(format!(
+                                    "batch of {} records for {}-{} not written{}",
+                                    batches
+                                        .iter()
+                                        .find(|(b, _)| *b == tp)
+                                        .map_or(0, |(_, b)| b.records),
+                                    tp.0,
+                                    tp.1,
+                                    p.error_message
+                                        .as_deref()
+                                        .map(|m| format!(": {m}"))
+                                        .unwrap_or_default()
+                                )),
+                                context: BrokerErrorContext::api("Produce"),
+                            },
+                        ));
+                    }
+                }
+                self.acc.complete(&tp, &outcome);
+            }
+        }
+        if answered.len() < batches.len() {
+            // A partition the broker did not answer: send it again.
+            refresh = true;
+        }
+        if reset {
+            // The sequence of a failed batch is a gap the broker will not accept: start
+            // over with a new producer id (in-flight batches of the old id are resent
+            // under the new one only if they were not written, which we cannot know, so
+            // they are reported lost).
+            let lost = self.acc.reset_sequences();
+            if lost > 0 {
+                self.failures.push((
+                    (String::new(), -1),
+                    Error::Protocol {
+                        broker: None,
+                        message: format!(
+                            "{lost} records in flight when a batch failed are not known to be written"
+                        ),
+                    },
+                ));
+            }
+            self.identity = None;
+        }
+        Ok((progress, refresh))
+    }
+}
+
+/// Errors that retrying cannot fix (credentials, certificates, an API the broker lacks, a
+/// request that cannot be encoded). Everything else, a connection cut mid-handshake or
+/// mid-frame included, is retried until the caller's deadline.
+fn fatal(e: &ClientError) -> bool {
+    matches!(
+        e,
+        ClientError::Encode { .. }
+            | ClientError::UnsupportedApi { .. }
+            | ClientError::Sasl { .. }
+            | ClientError::SaslRefused { .. }
+            | ClientError::Transport(TransportError::Tls { .. } | TransportError::NotTls { .. })
+    )
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
