@@ -285,6 +285,17 @@ impl ProcessingRuntime {
     }
 
     fn commit_tasks(&mut self, tasks: &[StreamsTaskId]) -> Result<(), Error> {
+        let handle = self.handle.take().expect("open until close");
+        let r = self.commit_tasks_on(&handle, tasks);
+        self.handle = Some(handle);
+        r
+    }
+
+    fn commit_tasks_on(
+        &mut self,
+        handle: &StreamsGroupSessionHandle,
+        tasks: &[StreamsTaskId],
+    ) -> Result<(), Error> {
         self.last_commit = Instant::now();
         self.producer.flush(Instant::now() + OP_TIMEOUT)?;
         let mut offsets: BTreeMap<TopicPartition, CommitOffset> = BTreeMap::new();
@@ -296,7 +307,7 @@ impl ProcessingRuntime {
         if offsets.is_empty() {
             return Ok(());
         }
-        let outcome = self.handle().commit_offsets(&offsets, OP_TIMEOUT)?;
+        let outcome = handle.commit_offsets(&offsets, OP_TIMEOUT)?;
         match outcome {
             OffsetCommitOutcome::Committed { .. } => {
                 self.stats.commits += 1;
@@ -363,7 +374,7 @@ impl ProcessingRuntime {
                     .map(|(id, _)| id.clone()),
             );
             let to_commit: Vec<_> = to_commit.into_iter().collect();
-            self.commit_tasks(&to_commit)?;
+            self.commit_tasks_on(handle, &to_commit)?;
         }
         for (task, role) in &step.plan().revoked {
             let stores = match role {

@@ -12,7 +12,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
-use kafka_streams_group::processing::{word_count, ProcessingConfig, ProcessingRuntime, ProcessingStats};
+use kafka_streams_group::processing::{
+    word_count, ProcessingConfig, ProcessingRuntime, ProcessingStats,
+};
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::streams::commit::TopicPartition;
 use kafka_streams_group::ClientConfig;
@@ -142,10 +144,15 @@ pub fn feed(
                 .expect("feeder producer");
             for part in lines.chunks(chunk) {
                 for line in part {
-                    p.send(ProducerRecord::new(topic.clone(), None, Some(line.as_bytes())))
-                        .expect("feed a line");
+                    p.send(ProducerRecord::new(
+                        topic.clone(),
+                        None,
+                        Some(line.as_bytes()),
+                    ))
+                    .expect("feed a line");
                 }
-                p.flush(Instant::now() + Duration::from_secs(60)).expect("flush the feed");
+                p.flush(Instant::now() + Duration::from_secs(60))
+                    .expect("flush the feed");
                 std::thread::sleep(pause);
             }
         })
@@ -160,8 +167,15 @@ pub struct RustInstance {
 }
 
 impl RustInstance {
-    pub fn start(name: &str, bootstrap: &str, app: &str, input: &str, output: &str) -> RustInstance {
-        let config = ProcessingConfig::new(bootstrap, app).commit_interval(Duration::from_millis(500));
+    pub fn start(
+        name: &str,
+        bootstrap: &str,
+        app: &str,
+        input: &str,
+        output: &str,
+    ) -> RustInstance {
+        let config =
+            ProcessingConfig::new(bootstrap, app).commit_interval(Duration::from_millis(500));
         let wc = word_count::app(app, input, output, None);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -230,7 +244,10 @@ impl RustProcess {
 
     pub fn kill_hard(mut self) {
         let pid = self.child.id().to_string();
-        let status = Command::new("kill").args(["-9", &pid]).status().expect("kill");
+        let status = Command::new("kill")
+            .args(["-9", &pid])
+            .status()
+            .expect("kill");
         assert!(status.success(), "kill -9 {pid}");
         let _ = self.child.wait();
     }
@@ -289,7 +306,8 @@ impl Counts {
             }
             for part in parts {
                 part.for_each_record(|r| {
-                    let key = String::from_utf8(r.key.unwrap_or_default().to_vec()).expect("utf-8 key");
+                    let key =
+                        String::from_utf8(r.key.unwrap_or_default().to_vec()).expect("utf-8 key");
                     let v: [u8; 8] = r.value.expect("a count").try_into().expect("8-byte Long");
                     self.last.insert(key, i64::from_be_bytes(v));
                     self.updates += 1;
@@ -305,7 +323,12 @@ impl Counts {
 
     /// Reads until the counts equal `expected` and nothing new came for `quiet`, or
     /// `timeout`; returns true on a match that stayed.
-    pub fn settle_exact(&mut self, expected: &BTreeMap<String, i64>, quiet: Duration, timeout: Duration) -> bool {
+    pub fn settle_exact(
+        &mut self,
+        expected: &BTreeMap<String, i64>,
+        quiet: Duration,
+        timeout: Duration,
+    ) -> bool {
         let deadline = Instant::now() + timeout;
         let mut last_new = Instant::now();
         while Instant::now() < deadline {
@@ -320,7 +343,12 @@ impl Counts {
 
     /// Reads until every count is at least the expected one and nothing new came for
     /// `quiet`, or `timeout`.
-    pub fn settle_at_least(&mut self, expected: &BTreeMap<String, i64>, quiet: Duration, timeout: Duration) {
+    pub fn settle_at_least(
+        &mut self,
+        expected: &BTreeMap<String, i64>,
+        quiet: Duration,
+        timeout: Duration,
+    ) {
         let deadline = Instant::now() + timeout;
         let mut last_new = Instant::now();
         while Instant::now() < deadline {
