@@ -204,7 +204,7 @@ fn sigkill_of_a_rust_instance_never_under_counts() {
     let app = unique_name("wck");
     let (in_t, out_t) = (format!("{app}-in"), format!("{app}-out"));
     create_topics(&bootstrap, &in_t, &out_t, PARTITIONS);
-    let (lines, expected) = input(20_000, 500, 1234);
+    let (lines, expected) = input(12_000, 500, 1234);
     let victim = RustProcess::start(&bootstrap, &app, &in_t, &out_t);
     let survivor = RustInstance::start("survivor", &bootstrap, &app, &in_t, &out_t);
     let feeder = feed(&bootstrap, &in_t, lines, 250, Duration::from_millis(100));
