@@ -12,6 +12,7 @@ mod app;
 pub mod changelog;
 mod config;
 mod context;
+pub mod purge;
 mod runtime;
 pub mod serde;
 pub mod store;

@@ -25,6 +25,7 @@ use super::app::StreamsApp;
 use super::changelog::ChangelogReader;
 use super::config::ProcessingConfig;
 use super::context::{Processor, TaskContext};
+use super::purge::RecordPurger;
 use super::store::{changelog_topic, KeyValueStore};
 use super::task::{decode_partition_time, InputRecord, PartitionGroup};
 
@@ -79,6 +80,11 @@ pub struct ProcessingRuntime {
     fetcher: Fetcher,
     reader: ChangelogReader,
     producer: Producer,
+    purger: RecordPurger,
+    /// Repartition topics (their consumed records are purged).
+    repartition_topics: BTreeSet<String>,
+    /// Committed offsets of repartition partitions not purged yet.
+    to_purge: BTreeMap<TopicPartition, i64>,
     active: BTreeMap<StreamsTaskId, ActiveTask>,
     standby: BTreeMap<StreamsTaskId, BTreeMap<String, KeyValueStore>>,
     owner: HashMap<TopicPartition, StreamsTaskId>,
@@ -129,6 +135,12 @@ impl ProcessingRuntime {
             handle.member_epoch()
         );
         let tasks = StreamsTaskRuntime::for_topology(&app.topology);
+        let repartition_topics = app
+            .topology
+            .subtopologies
+            .iter()
+            .flat_map(|s| s.repartition_source_topics.iter().map(|t| t.name.clone()))
+            .collect();
         Ok(ProcessingRuntime {
             config,
             app,
@@ -138,6 +150,9 @@ impl ProcessingRuntime {
             fetcher,
             reader,
             producer,
+            purger: RecordPurger::new(client),
+            repartition_topics,
+            to_purge: BTreeMap::new(),
             active: BTreeMap::new(),
             standby: BTreeMap::new(),
             owner: HashMap::new(),
@@ -311,6 +326,11 @@ impl ProcessingRuntime {
         match outcome {
             OffsetCommitOutcome::Committed { .. } => {
                 self.stats.commits += 1;
+                for (tp, o) in &offsets {
+                    if self.repartition_topics.contains(&tp.topic) {
+                        self.to_purge.insert(tp.clone(), o.offset);
+                    }
+                }
                 for id in tasks {
                     if let Some(t) = self.active.get_mut(id) {
                         t.group.committed();
@@ -549,8 +569,27 @@ impl ProcessingRuntime {
         Ok(())
     }
 
+    /// Deletes the consumed records of repartition partitions up to their committed offsets
+    /// (Java's `maybePurgeCommittedRecords`); failures are logged, never fatal.
     fn purge(&mut self) {
-        // Repartition purge (DeleteRecords) comes with helper `state`'s RecordPurger.
+        if self.to_purge.is_empty() {
+            return;
+        }
+        let offsets = std::mem::take(&mut self.to_purge);
+        match self
+            .purger
+            .delete_records_before(&offsets, Instant::now() + OP_TIMEOUT)
+        {
+            Ok(results) => {
+                for (tp, r) in results {
+                    match r {
+                        Ok(low) => log::debug!("purged {tp} up to {low}"),
+                        Err(kind) => log::warn!("purging {tp} failed: {kind:?}"),
+                    }
+                }
+            }
+            Err(e) => log::warn!("purging repartition records failed: {e}"),
+        }
     }
 
     /// Commits (producer flushed first) and leaves the group.
