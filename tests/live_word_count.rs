@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use common::peer::{Peer, PeerOptions};
 use common::{init_logging, unique_name, Cluster, LIVE};
 use word_count_support::{
-    below, create_topics, diff, feed, input, Counts, RustInstance, RustProcess,
+    below, create_topics, diff, feed, first_offsets, input, Counts, RustInstance, RustProcess,
 };
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -51,8 +51,18 @@ fn one_rust_instance_counts_exactly() {
         .expect("feeder");
     let mut counts = Counts::new(&bootstrap, &out_t, PARTITIONS);
     let ok = counts.settle_exact(&expected, Duration::from_secs(2), Duration::from_secs(60));
+    // Purge (every 1 s here): the consumed repartition records are deleted up to the
+    // committed offsets, so no partition still starts at offset 0.
+    let repartition = kafka_streams_group::processing::word_count::repartition_topic(&app);
+    let mut first = Default::default();
+    let purged = (0..20).any(|_| {
+        std::thread::sleep(Duration::from_millis(500));
+        first = first_offsets(&bootstrap, &repartition, PARTITIONS);
+        first.values().all(|o| o.is_none_or(|o| o > 0))
+    });
     let stats = instance.close();
     assert!(ok, "{}", diff(&counts.last, &expected));
+    assert!(purged, "repartition records were not purged: first offsets {first:?}");
     let words: i64 = expected.values().sum();
     eprintln!(
         "one instance: {} distinct words, {words} words, {} updates read; {stats:?}",

@@ -400,3 +400,30 @@ pub fn create_topics(bootstrap: &str, input: &str, output: &str, partitions: i32
     )
     .expect("create topics");
 }
+
+/// Per partition of `topic`, the offset of the first record still readable from its start
+/// (`None`: nothing readable, e.g. all purged).
+pub fn first_offsets(bootstrap: &str, topic: &str, partitions: i32) -> BTreeMap<i32, Option<i64>> {
+    let config = FetcherConfig::new(ClientConfig::new(bootstrap))
+        .auto_offset_reset(OffsetReset::Earliest)
+        .fetch_max_wait(Duration::from_millis(200));
+    let mut fetcher = Fetcher::connect(config, Duration::from_secs(30)).expect("fetcher");
+    let mut first: BTreeMap<i32, Option<i64>> = (0..partitions).map(|p| (p, None)).collect();
+    for p in 0..partitions {
+        fetcher.assign([TopicPartition::new(topic, p)]);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && first[&p].is_none() {
+            for part in fetcher.poll(Instant::now() + Duration::from_millis(500)).expect("poll") {
+                let mut min = None;
+                part.for_each_record(|r| {
+                    min = Some(min.map_or(r.offset, |m: i64| m.min(r.offset)));
+                })
+                .expect("decode");
+                if min.is_some() {
+                    first.insert(p, min);
+                }
+            }
+        }
+    }
+    first
+}
