@@ -96,7 +96,7 @@ pub fn input(n: usize, tail: usize, seed: u64) -> (Vec<String>, BTreeMap<String,
         let mut pieces: Vec<String> = Vec::new();
         let leading = rng.below(10) == 0;
         if leading {
-            line.push_str(" ");
+            line.push(' ');
         }
         let count = 1 + rng.below(6) as usize;
         for i in 0..count {
