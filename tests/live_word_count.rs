@@ -192,9 +192,11 @@ fn java_and_rust_word_count_handover_exact() {
         stats_1.processed > 0,
         "the first Rust instance processed records: {stats_1:?}"
     );
+    // When Java stopped, the first Rust instance took Java's count tasks over: it restored
+    // their stores from the changelog Java wrote and went on counting those words.
     assert!(
-        stats_1.restored + stats_2.restored > 0,
-        "a Rust instance restored a store that Java had written: {stats_1:?} {stats_2:?}"
+        stats_1.restored > 0,
+        "the Rust instance restored the stores Java had written: {stats_1:?}"
     );
     eprintln!(
         "java + rust: exact ({} updates for {total} words); rust restored {} + {} changelog records",
