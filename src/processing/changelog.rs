@@ -36,6 +36,9 @@ pub struct RestoreSummary {
 #[derive(Debug)]
 pub struct ChangelogReader {
     fetcher: Fetcher,
+    /// Partitions followed by `catch_up`, with their store's changelog offset when the last
+    /// call returned: a store that moved since (restored, cleared, replaced) is sought anew.
+    followed: HashMap<TopicPartition, Option<i64>>,
 }
 
 impl ChangelogReader {
@@ -43,7 +46,10 @@ impl ChangelogReader {
     /// Build the fetcher from [`ChangelogReader::fetcher_config`] so that it reads
     /// `read_uncommitted` and recovers from a position no longer in the log.
     pub fn new(fetcher: Fetcher) -> Self {
-        ChangelogReader { fetcher }
+        ChangelogReader {
+            fetcher,
+            followed: HashMap::new(),
+        }
     }
 
     /// The fetcher settings a changelog reader wants on `client`: `read_uncommitted` (the
@@ -84,6 +90,7 @@ impl ChangelogReader {
     ) -> Result<RestoreSummary, Error> {
         let before = self.fetcher.assignment();
         let paused_before = self.fetcher.paused();
+        let position_before = self.fetcher.position(changelog);
         let mut assignment = before.clone();
         if !assignment.contains(changelog) {
             assignment.push(changelog.clone());
@@ -98,8 +105,11 @@ impl ChangelogReader {
             }
         }
         let result = self.restore_assigned(changelog, store, deadline);
-        // Back to what was followed before, with the positions reached.
+        // Back to what was followed before, where it was.
         self.fetcher.assign(before.iter().cloned());
+        if let (true, Some(p)) = (before.contains(changelog), position_before) {
+            self.fetcher.seek(changelog, p)?;
+        }
         for tp in &before {
             if paused_before.contains(tp) {
                 self.fetcher.pause(tp)?;
@@ -175,29 +185,34 @@ impl ChangelogReader {
         }
     }
 
-    /// Standby / warm-up: follows exactly the given changelog partitions (new ones from
-    /// their store's changelog offset + 1, or the beginning), applies what is available
-    /// now (one fetch, waiting at most until `deadline`) and returns the records applied.
+    /// Standby / warm-up: follows exactly the given changelog partitions, applies what is
+    /// available now (one fetch, waiting at most until `deadline`) and returns the records
+    /// applied. A partition new to the reader, or whose store changed since the last call
+    /// (another store object, a restore, a clear), is read from the store's changelog
+    /// offset + 1, or from the beginning for an empty store.
     pub fn catch_up(
         &mut self,
         stores: &mut [(&TopicPartition, &mut KeyValueStore)],
         deadline: Instant,
     ) -> Result<u64, Error> {
-        let followed = self.fetcher.assignment();
         self.fetcher
             .assign(stores.iter().map(|(tp, _)| (*tp).clone()));
+        self.followed
+            .retain(|tp, _| stores.iter().any(|(t, _)| *t == tp));
         if stores.is_empty() {
             return Ok(0);
         }
         for (tp, store) in stores.iter() {
             self.fetcher.resume(tp)?;
-            let next = store.changelog_offset().map(|o| o + 1);
-            match (next, self.fetcher.position(tp)) {
-                (Some(n), Some(p)) if p >= n => {}
-                (Some(n), _) => self.fetcher.seek(tp, n)?,
-                (None, _) if !followed.contains(tp) => self.fetcher.seek_to_beginning(tp)?,
-                (None, _) => {}
+            let offset = store.changelog_offset();
+            if self.followed.get(*tp) == Some(&offset) {
+                continue; // followed, and the store is where the last call left it
             }
+            match offset {
+                Some(o) => self.fetcher.seek(tp, o + 1)?,
+                None => self.fetcher.seek_to_beginning(tp)?,
+            }
+            self.followed.insert((*tp).clone(), offset);
         }
         let index: HashMap<TopicPartition, usize> = stores
             .iter()
@@ -205,12 +220,25 @@ impl ChangelogReader {
             .map(|(i, (tp, _))| ((*tp).clone(), i))
             .collect();
         let mut records = 0;
-        for part in self.fetcher.poll(deadline)? {
-            if let Some(&i) = index.get(part.topic_partition()) {
-                records += apply(&part, stores[i].1)?;
+        let polled = self.fetcher.poll(deadline);
+        let result = polled.and_then(|parts| {
+            for part in parts {
+                if let Some(&i) = index.get(part.topic_partition()) {
+                    records += apply(&part, stores[i].1)?;
+                }
+            }
+            Ok(records)
+        });
+        for (tp, store) in stores.iter() {
+            if result.is_ok() {
+                self.followed
+                    .insert((*tp).clone(), store.changelog_offset());
+            } else {
+                // Positions may be past what was applied: seek again next time.
+                self.followed.remove(*tp);
             }
         }
-        Ok(records)
+        result
     }
 
     /// The current end offset of `changelog` (ListOffsets latest, read_uncommitted), e.g.

@@ -33,6 +33,8 @@ pub struct RecordPurger {
     client: Option<Client>,
     /// topic → partition → leader node.
     leaders: HashMap<String, HashMap<i32, i32>>,
+    /// The last metadata error of a topic without leaders (reported at the deadline).
+    topic_errors: HashMap<String, BrokerErrorKind>,
 }
 
 /// Whether a partition error means "ask the current leader again".
@@ -53,6 +55,7 @@ impl RecordPurger {
             config: client,
             client: None,
             leaders: HashMap::new(),
+            topic_errors: HashMap::new(),
         }
     }
 
@@ -71,6 +74,11 @@ impl RecordPurger {
     fn load(&mut self, md: &MetadataResponse) {
         for t in &md.topics {
             let Some(name) = &t.name else { continue };
+            if t.error() != BrokerErrorKind::None {
+                self.topic_errors.insert(name.clone(), t.error());
+            } else {
+                self.topic_errors.remove(name);
+            }
             let leaders = t
                 .partitions
                 .iter()
@@ -84,8 +92,8 @@ impl RecordPurger {
     /// Deletes the records before `offset` of each partition (the offset itself is kept and
     /// becomes the log start offset). Returns each partition's new low watermark or error;
     /// partition errors are logged and returned, not fatal. Leader moves are retried until
-    /// `deadline`; a partition still unanswered then gets `REQUEST_TIMED_OUT`. The `Err`
-    /// case is for failures that concern every partition (configuration, authentication).
+    /// `deadline`; a partition still unanswered then gets its topic's metadata error (e.g.
+    /// `UNKNOWN_TOPIC_OR_PARTITION`) or else `REQUEST_TIMED_OUT`. The `Err` case is for failures that concern every partition (configuration, authentication).
     pub fn delete_records_before(
         &mut self,
         offsets: &BTreeMap<TopicPartition, i64>,
@@ -105,8 +113,12 @@ impl RecordPurger {
             }
             if Instant::now() >= deadline {
                 for (tp, _) in pending {
-                    log::warn!("DeleteRecords {tp}: no answer before the deadline");
-                    results.insert(tp.clone(), Err(BrokerErrorKind::RequestTimedOut));
+                    let kind = match self.topic_errors.get(&tp.topic) {
+                        Some(kind) if self.leader(tp).is_none() => *kind,
+                        _ => BrokerErrorKind::RequestTimedOut,
+                    };
+                    log::warn!("DeleteRecords {tp}: no answer before the deadline ({kind})");
+                    results.insert(tp.clone(), Err(kind));
                 }
                 return Ok(results);
             }
