@@ -15,12 +15,14 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use common::peer::{Peer, PeerOptions};
 use common::{create_topic, unique_name, Cluster, LIVE};
 use kafka_streams_group::admin::{create_topics, NewTopic};
+use kafka_streams_group::client::{BrokerConnectOptions, BrokerConnection};
 use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
 use kafka_streams_group::processing::{
     changelog_topic, ChangelogReader, ChangelogRecord, KeyValueStore, LongSerde, RecordPurger,
     Serde, StoreFormat, StringSerde,
 };
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
+use kafka_streams_group::protocol::api::delete_records::DeleteRecordsRequest;
 use kafka_streams_group::protocol::records::partition_for_key;
 use kafka_streams_group::protocol::BrokerErrorKind;
 use kafka_streams_group::{ClientConfig, Error, TopicPartition};
@@ -286,6 +288,7 @@ fn java_restores_a_changelog_written_here_and_its_changelog_restores_here() {
         *m = (*m).max(*ts);
     }
 
+    let started = Instant::now();
     let peer = Peer::start(
         &cluster,
         PeerOptions {
@@ -308,8 +311,11 @@ fn java_restores_a_changelog_written_here_and_its_changelog_restores_here() {
         .iter()
         .map(|(w, _)| (w.clone(), expected[w]))
         .collect();
+    eprintln!("peer started, input written: {:?}", started.elapsed());
     await_counts(&cluster, &output, PARTITIONS, &want);
+    eprintln!("Java's output counts reached: {:?}", started.elapsed());
     peer.close();
+    eprintln!("peer closed: {:?}", started.elapsed());
 
     // And the changelog Java wrote restores here to those counts, with Java's aggregate
     // timestamps (max of the input timestamps of the word).
@@ -368,6 +374,31 @@ fn delete_records_moves_the_log_start_and_a_store_behind_it_is_rebuilt() {
     let records = written.take_changelog();
     send_changelog(&mut p, &tp0, records.clone());
     send_changelog(&mut p, &tp1, records);
+
+    // Which DeleteRecords versions the broker takes (the purger uses the highest shared).
+    let conn = BrokerConnection::connect(
+        cluster.plaintext_first(),
+        &BrokerConnectOptions::default(),
+        deadline(10),
+    )
+    .expect("connect");
+    let range = conn
+        .api_versions()
+        .range(21)
+        .expect("DeleteRecords offered");
+    eprintln!(
+        "broker {:?}: DeleteRecords v{}-{}",
+        cluster.kafka_version(),
+        range.0,
+        range.1
+    );
+    assert_eq!(
+        conn.pick_version::<DeleteRecordsRequest>()
+            .expect("a shared version"),
+        2,
+        "the flexible version"
+    );
+    drop(conn);
 
     let mut purger = RecordPurger::new(client(&cluster));
     let offsets = BTreeMap::from([(tp0.clone(), 6), (tp1.clone(), 10)]);
@@ -428,4 +459,82 @@ fn delete_records_moves_the_log_start_and_a_store_behind_it_is_rebuilt() {
     let sum = rd.restore(&tp1, &mut ahead, deadline(30)).expect("ahead");
     assert_eq!((sum.records, sum.start, sum.end), (0, 10, 10));
     assert!(ahead.is_empty());
+}
+
+/// A changelog that ends in a transaction marker (written by Kafka's own transactional
+/// ProducerPerformance after keyed records from here): the restore ends at the
+/// `read_uncommitted` end, past the marker, having applied every keyed record (the tool's
+/// records have null keys and are skipped, as they carry nothing to store).
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_changelog_ending_in_a_transaction_marker_restores_to_its_end() {
+    common::init_logging();
+    let cluster = Cluster::get();
+    let topic = unique_name("ksg-state-markers");
+    create_topic(&cluster, &topic, 1);
+    let tp = TopicPartition::new(&topic, 0);
+    let mut written = KeyValueStore::new("s", StoreFormat::TimestampedKeyValue);
+    churn(&mut written, 0, 300);
+    let mut p = producer(&cluster);
+    send_changelog(&mut p, &tp, written.take_changelog());
+
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh");
+    let out = std::process::Command::new("bash")
+        .args([script, "tool", "org.apache.kafka.tools.ProducerPerformance"])
+        .args([
+            "--topic",
+            &topic,
+            "--num-records",
+            "50",
+            "--record-size",
+            "10",
+        ])
+        .args(["--throughput", "-1", "--transactional-id", &topic])
+        .args(["--transaction-duration-ms", "100000"])
+        .args([
+            "--producer-props",
+            &format!("bootstrap.servers={}", cluster.plaintext()),
+        ])
+        .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
+        .env("KSG_KAFKA_VERSION", cluster.value("KSG_KAFKA_VERSION"))
+        .output()
+        .expect("run ProducerPerformance");
+    assert!(
+        out.status.success(),
+        "ProducerPerformance: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut rd = reader(&cluster);
+    let end = rd.end_offset(&tp, deadline(30)).expect("end");
+    // 300 records, 50 transactional ones, then at least one commit marker.
+    assert!(
+        end > 350,
+        "end {end}: no transaction marker after the records"
+    );
+    let mut s = KeyValueStore::new("s", StoreFormat::TimestampedKeyValue);
+    let sum = rd.restore(&tp, &mut s, deadline(30)).expect("restore");
+    assert_eq!((sum.records, sum.start, sum.end), (300, 0, end));
+    assert_eq!(contents(&s), contents(&written));
+    assert_eq!(s.changelog_offset(), Some(299), "the last keyed record");
+    assert!(
+        rd.fetcher().position(&tp).is_none(),
+        "not followed after a restore"
+    );
+
+    // A store whose last record is the transaction's last one: only the marker is left to
+    // read, a fetch that returns no record. The restore sees the position pass the end
+    // instead of waiting for records until its deadline.
+    let mut resumed = KeyValueStore::new("s", StoreFormat::TimestampedKeyValue);
+    resumed.apply_changelog(end - 2, b"k", Some(b"v"), 1);
+    let until = deadline(20);
+    let sum = rd
+        .restore(&tp, &mut resumed, until)
+        .expect("resume at the marker");
+    assert_eq!((sum.records, sum.start, sum.end), (0, end - 1, end));
+    assert!(
+        Instant::now() < until,
+        "the restore waited for its whole deadline at a marker-only tail"
+    );
 }

@@ -21,6 +21,9 @@ use crate::streams::commit::TopicPartition;
 
 use super::store::KeyValueStore;
 
+/// The longest one poll of a restore waits before the position is looked at again.
+const POLL_SLICE: Duration = Duration::from_millis(250);
+
 /// What one [`ChangelogReader::restore`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RestoreSummary {
@@ -177,7 +180,11 @@ impl ChangelogReader {
                     limit,
                 });
             }
-            for part in self.fetcher.poll(deadline)? {
+            // A poll returns once records arrive; a fetch that only moves the position (a
+            // trailing transaction marker, a batch emptied by compaction) returns none, so
+            // poll in slices and look at the position in between.
+            let slice = deadline.min(Instant::now() + POLL_SLICE);
+            for part in self.fetcher.poll(slice)? {
                 if part.topic_partition() == tp {
                     records += apply(&part, store)?;
                 }

@@ -219,7 +219,6 @@ conf!(oe::OffsetForLeaderEpochResponse {
     topics: "topics" [0, ANY, NEVER] = Vec::new(),
 });
 
-/// Runs every data-path API, every version the crate implements.
 // DeleteRecords (21), 0-2, flexible 2+.
 conf!(dr::DeleteRecordsPartition {
     partition_index: "partitionIndex" [0, ANY, NEVER] = 0,
@@ -247,6 +246,7 @@ conf!(dr::DeleteRecordsResponse {
     topics: "topics" [0, ANY, NEVER] = Vec::new(),
 });
 
+/// Runs every data-path API, every version the crate implements.
 pub fn run(run: &mut Run) {
     run.pair::<p::ProduceRequest, p::ProduceResponse>(3..=13);
     run.pair::<f::FetchRequest, f::FetchResponse>(4..=18);
