@@ -110,8 +110,12 @@ impl ChangelogReader {
         let result = self.restore_assigned(changelog, store, deadline);
         // Back to what was followed before, where it was.
         self.fetcher.assign(before.iter().cloned());
-        if let (true, Some(p)) = (before.contains(changelog), position_before) {
-            self.fetcher.seek(changelog, p)?;
+        if before.contains(changelog) {
+            match position_before {
+                Some(p) => self.fetcher.seek(changelog, p)?,
+                // It was waiting for its first position (a standby new to the reader).
+                None => self.fetcher.seek_to_beginning(changelog)?,
+            }
         }
         for tp in &before {
             if paused_before.contains(tp) {
