@@ -55,10 +55,8 @@ fn reader(cluster: &Cluster) -> ChangelogReader {
 /// record timestamp, no headers.
 fn send_changelog(p: &mut Producer, tp: &TopicPartition, records: Vec<ChangelogRecord>) {
     for r in records {
-        let rec = ProducerRecord::new(&tp.topic, Some(&r.key), r.value.as_deref())
-            .partition(tp.partition)
-            .timestamp(r.timestamp);
-        p.send(rec).expect("send changelog record");
+        p.send(r.into_producer_record(tp))
+            .expect("send changelog record");
     }
     p.flush(deadline(30)).expect("flush");
 }

@@ -14,6 +14,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::producer::ProducerRecord;
+use crate::streams::commit::TopicPartition;
+
 /// The timestamp [`KeyValueStore::get_with_timestamp`] gives for a plain store's values,
 /// like Java's `ConsumerRecord.NO_TIMESTAMP`.
 pub const NO_TIMESTAMP: i64 = -1;
@@ -37,6 +40,21 @@ pub struct ChangelogRecord {
     pub value: Option<Vec<u8>>,
     /// The record timestamp (CreateTime).
     pub timestamp: i64,
+}
+
+impl ChangelogRecord {
+    /// The record to produce: to `changelog` (the task's partition, explicitly), with the
+    /// record timestamp and no headers, as Kafka Streams writes it. Moves key and value.
+    pub fn into_producer_record(self, changelog: &TopicPartition) -> ProducerRecord {
+        ProducerRecord {
+            topic: changelog.topic.clone(),
+            partition: Some(changelog.partition),
+            key: Some(self.key),
+            value: self.value,
+            headers: Vec::new(),
+            timestamp: Some(self.timestamp),
+        }
+    }
 }
 
 /// An in-memory key-value store of one task, in key order. See the module docs.
@@ -326,6 +344,35 @@ mod tests {
         assert!(s.is_empty());
         assert_eq!(s.changelog_offset(), None);
         assert!(s.take_changelog().is_empty());
+    }
+
+    #[test]
+    fn changelog_records_go_to_the_task_partition_with_their_timestamp_and_no_headers() {
+        let mut s = KeyValueStore::new("counts", StoreFormat::TimestampedKeyValue);
+        s.put(b"kafka", Some(&3i64.to_be_bytes()), TS);
+        s.put(b"gone", None, TS + 1);
+        let tp = TopicPartition::new("app-counts-changelog", 2);
+        let recs: Vec<ProducerRecord> = s
+            .take_changelog()
+            .into_iter()
+            .map(|r| r.into_producer_record(&tp))
+            .collect();
+        assert_eq!(
+            recs[0],
+            ProducerRecord::new(
+                "app-counts-changelog",
+                Some(b"kafka"),
+                Some(&[0, 0, 0, 0, 0, 0, 0, 3])
+            )
+            .partition(2)
+            .timestamp(TS)
+        );
+        assert_eq!(recs[1].value, None, "a tombstone");
+        assert_eq!(
+            (recs[1].partition, recs[1].timestamp),
+            (Some(2), Some(TS + 1))
+        );
+        assert!(recs.iter().all(|r| r.headers.is_empty()));
     }
 
     #[test]
