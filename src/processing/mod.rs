@@ -7,6 +7,10 @@
 //! * [`StreamsApp`]: topology + stores + a processor factory per task.
 //! * [`Processor`] / [`TaskContext`]: application code per task; send to sinks, reach stores.
 //! * [`word_count`]: Kafka's WordCountDemo, record for record.
+//! * [`serde`]: Kafka's built-in serdes, byte-exact.
+//! * [`store`]: in-memory key-value stores in Kafka Streams' changelog format.
+//! * [`changelog`]: restore and standby reading of changelog partitions.
+//! * [`purge`]: DeleteRecords of consumed repartition records.
 
 mod app;
 pub mod changelog;
@@ -19,8 +23,12 @@ pub mod store;
 mod task;
 pub mod word_count;
 
-pub use app::{ProcessorFactory, StreamsApp};
-pub use config::{ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL};
-pub use context::{Headers, Processor, TaskContext};
-pub use runtime::{ProcessingRuntime, ProcessingStats};
-pub use task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};
+pub use self::app::{ProcessorFactory, StreamsApp};
+pub use self::changelog::{ChangelogReader, RestoreSummary};
+pub use self::config::{ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL};
+pub use self::context::{Headers, Processor, TaskContext};
+pub use self::purge::RecordPurger;
+pub use self::runtime::{ProcessingRuntime, ProcessingStats};
+pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
+pub use self::store::{changelog_topic, ChangelogRecord, KeyValueStore, StoreFormat, NO_TIMESTAMP};
+pub use self::task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};

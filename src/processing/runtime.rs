@@ -111,13 +111,13 @@ impl ProcessingRuntime {
         app.validate(config.application_id())?;
         let client = config.client().clone();
         let timeout = client.get_request_timeout();
-        let fetcher_config = || {
+        let fetcher = Fetcher::connect(
             FetcherConfig::new(client.clone())
                 .auto_offset_reset(OffsetReset::Earliest)
-                .fetch_max_wait(config.get_poll_wait())
-        };
-        let fetcher = Fetcher::connect(fetcher_config(), timeout)?;
-        let reader = ChangelogReader::new(Fetcher::connect(fetcher_config(), timeout)?);
+                .fetch_max_wait(config.get_poll_wait()),
+            timeout,
+        )?;
+        let reader = ChangelogReader::connect(client.clone(), timeout)?;
         let producer =
             Producer::new(ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)))?;
         let group = StreamsGroupConfig::new(
