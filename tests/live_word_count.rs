@@ -62,7 +62,10 @@ fn one_rust_instance_counts_exactly() {
     });
     let stats = instance.close();
     assert!(ok, "{}", diff(&counts.last, &expected));
-    assert!(purged, "repartition records were not purged: first offsets {first:?}");
+    assert!(
+        purged,
+        "repartition records were not purged: first offsets {first:?}"
+    );
     let words: i64 = expected.values().sum();
     eprintln!(
         "one instance: {} distinct words, {words} words, {} updates read; {stats:?}",

@@ -31,6 +31,8 @@ use super::task::{decode_partition_time, InputRecord, PartitionGroup};
 
 /// How long a commit, a flush or a restore may take before the runtime gives up.
 const OP_TIMEOUT: Duration = Duration::from_secs(60);
+/// Time given to a fetch poll beyond `poll.ms` (see `run_once`).
+const POLL_SLACK: Duration = Duration::from_millis(400);
 
 /// Progress counters of a [`ProcessingRuntime`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -206,7 +208,10 @@ impl ProcessingRuntime {
         if self.active.is_empty() || !self.group_ready {
             std::thread::sleep(wait);
         } else {
-            let parts = self.fetcher.poll(Instant::now() + wait)?;
+            // The fetcher clips its broker wait to the deadline minus an answer margin: give it
+            // room beyond `poll.ms` so a reconnect or metadata refresh does not eat the whole
+            // budget (a receive that times out costs a reconnect).
+            let parts = self.fetcher.poll(Instant::now() + wait + POLL_SLACK)?;
             for part in parts {
                 let tp = part.topic_partition().clone();
                 let Some(task) = self.owner.get(&tp) else {
@@ -572,10 +577,15 @@ impl ProcessingRuntime {
     /// Deletes the consumed records of repartition partitions up to their committed offsets
     /// (Java's `maybePurgeCommittedRecords`); failures are logged, never fatal.
     fn purge(&mut self) {
+        log::trace!("purge: {} partition(s) pending", self.to_purge.len());
         if self.to_purge.is_empty() {
             return;
         }
         let offsets = std::mem::take(&mut self.to_purge);
+        log::debug!(
+            "purging {} repartition partition(s): {offsets:?}",
+            offsets.len()
+        );
         match self
             .purger
             .delete_records_before(&offsets, Instant::now() + OP_TIMEOUT)

@@ -174,8 +174,9 @@ impl RustInstance {
         input: &str,
         output: &str,
     ) -> RustInstance {
-        let config =
-            ProcessingConfig::new(bootstrap, app).commit_interval(Duration::from_millis(500));
+        let config = ProcessingConfig::new(bootstrap, app)
+            .commit_interval(Duration::from_millis(500))
+            .purge_interval(Duration::from_secs(1));
         let wc = word_count::app(app, input, output, None);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -413,7 +414,10 @@ pub fn first_offsets(bootstrap: &str, topic: &str, partitions: i32) -> BTreeMap<
         fetcher.assign([TopicPartition::new(topic, p)]);
         let deadline = Instant::now() + Duration::from_secs(2);
         while Instant::now() < deadline && first[&p].is_none() {
-            for part in fetcher.poll(Instant::now() + Duration::from_millis(500)).expect("poll") {
+            for part in fetcher
+                .poll(Instant::now() + Duration::from_millis(500))
+                .expect("poll")
+            {
                 let mut min = None;
                 part.for_each_record(|r| {
                     min = Some(min.map_or(r.offset, |m: i64| m.min(r.offset)));
