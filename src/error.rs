@@ -280,6 +280,10 @@ pub enum Error {
     /// cannot do it), or refused a command.
     #[error(transparent)]
     Membership(#[from] crate::streams::MembershipError),
+    /// Record bytes a serde could not read (e.g. a `Long` value that is not 8 bytes): the
+    /// serde and, when known, the topic are named.
+    #[error("cannot deserialize: {0}")]
+    Serde(#[from] crate::processing::SerdeError),
 }
 
 /// Errors are cloned so that a stopped session can report its error to every caller, the
@@ -347,6 +351,7 @@ impl Clone for Error {
             },
             Error::Closed => Error::Closed,
             Error::Membership(e) => Error::Membership(e.clone()),
+            Error::Serde(e) => Error::Serde(e.clone()),
         }
     }
 }
@@ -385,6 +390,7 @@ impl Error {
             | Error::InvalidConfiguration { .. }
             | Error::Unsupported { .. }
             | Error::Membership(_)
+            | Error::Serde(_)
             | Error::Closed => false,
         }
     }

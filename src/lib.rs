@@ -27,6 +27,7 @@ mod connect;
 pub mod consumer;
 pub mod describe;
 pub mod error;
+pub mod processing;
 pub mod producer;
 pub mod properties;
 pub mod protocol;

@@ -26,6 +26,9 @@ use kafka_streams_group::protocol::api::api_versions::{
 use kafka_streams_group::protocol::api::create_topics::{
     CreatableTopicConfigs, CreatableTopicResult, CreateTopicsResponse,
 };
+use kafka_streams_group::protocol::api::delete_records::{
+    DeleteRecordsPartitionResult, DeleteRecordsResponse, DeleteRecordsTopicResult,
+};
 use kafka_streams_group::protocol::api::fetch::{
     AbortedTransaction, FetchResponse, FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint,
     PartitionData,
@@ -858,6 +861,31 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         &epochs,
         &epochs,
     );
+    let purged = DeleteRecordsResponse {
+        throttle_time_ms: 0,
+        topics: vec![DeleteRecordsTopicResult {
+            name: "app-counts-repartition".into(),
+            partitions: vec![
+                DeleteRecordsPartitionResult {
+                    partition_index: 0,
+                    low_watermark: 42,
+                    error_code: 0,
+                },
+                DeleteRecordsPartitionResult {
+                    partition_index: 1,
+                    low_watermark: -1,
+                    error_code: 1,
+                },
+            ],
+        }],
+    };
+    every_version(
+        &mut out,
+        "delete_records_response",
+        "two-partitions",
+        &purged,
+        &purged,
+    );
     every_version(
         &mut out,
         "metadata_response",
@@ -1073,6 +1101,7 @@ fn decodes(target: &str, data: &[u8]) -> bool {
         "produce_request" => body::<ProduceRequest>(data),
         "init_producer_id_response" => body::<InitProducerIdResponse>(data),
         "offset_for_leader_epoch_response" => body::<OffsetForLeaderEpochResponse>(data),
+        "delete_records_response" => body::<DeleteRecordsResponse>(data),
         "api_versions_response_frame" => {
             let (sel, rest) = data.split_first().expect("non-empty seed");
             let v = harness::pick_version::<ApiVersionsResponse>(*sel);

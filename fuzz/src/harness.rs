@@ -19,6 +19,7 @@ use kafka_streams_group::protocol::api::api_versions::{
     decode_api_versions_response_frame, ApiVersionsRequest, ApiVersionsResponse,
 };
 use kafka_streams_group::protocol::api::create_topics::CreateTopicsResponse;
+use kafka_streams_group::protocol::api::delete_records::DeleteRecordsResponse;
 use kafka_streams_group::protocol::api::fetch::FetchResponse;
 use kafka_streams_group::protocol::api::find_coordinator::FindCoordinatorResponse;
 use kafka_streams_group::protocol::api::init_producer_id::InitProducerIdResponse;
@@ -119,6 +120,10 @@ pub const TARGETS: &[(&str, Check)] = &[
     (
         "offset_for_leader_epoch_response",
         message_round_trip::<OffsetForLeaderEpochResponse>,
+    ),
+    (
+        "delete_records_response",
+        message_round_trip::<DeleteRecordsResponse>,
     ),
     ("record_batches", record_batches),
 ];

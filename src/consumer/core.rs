@@ -336,6 +336,95 @@ impl FetcherCore {
         }
     }
 
+    /// Whether the leader of every partition of `partitions` is known.
+    pub fn leaders_known<'a>(
+        &self,
+        partitions: impl IntoIterator<Item = &'a TopicPartition>,
+    ) -> bool {
+        partitions.into_iter().all(|tp| self.leader(tp).is_some())
+    }
+
+    /// ListOffsets requests, one per leader, asking `timestamp` (e.g. [`LATEST_TIMESTAMP`])
+    /// for each partition of `partitions` whose leader is known, assigned or not (for end
+    /// offsets). Partitions without a known leader are left out.
+    pub fn offsets_requests(
+        &self,
+        partitions: &[TopicPartition],
+        timestamp: i64,
+        isolation: IsolationLevel,
+    ) -> Vec<(i32, ListOffsetsRequest)> {
+        let mut by_node: BTreeMap<i32, BTreeMap<String, Vec<ListOffsetsPartition>>> =
+            BTreeMap::new();
+        for tp in partitions {
+            let Some(leader) = self.leader(tp) else {
+                continue;
+            };
+            by_node
+                .entry(leader.node)
+                .or_default()
+                .entry(tp.topic.clone())
+                .or_default()
+                .push(ListOffsetsPartition {
+                    partition_index: tp.partition,
+                    current_leader_epoch: leader.epoch,
+                    timestamp,
+                });
+        }
+        by_node
+            .into_iter()
+            .map(|(node, topics)| {
+                (
+                    node,
+                    ListOffsetsRequest {
+                        isolation_level: isolation.wire(),
+                        topics: topics
+                            .into_iter()
+                            .map(|(name, partitions)| ListOffsetsTopic { name, partitions })
+                            .collect(),
+                        ..Default::default()
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// Reads an answer to [`offsets_requests`](Self::offsets_requests) into `found`. A
+    /// leader error marks the metadata stale and leaves the partition out (ask again); any
+    /// other error is returned.
+    pub fn handle_offsets(
+        &mut self,
+        resp: &ListOffsetsResponse,
+        found: &mut BTreeMap<TopicPartition, i64>,
+    ) -> Result<(), Error> {
+        for t in &resp.topics {
+            for p in &t.partitions {
+                let tp = TopicPartition::new(t.name.clone(), p.partition_index);
+                match p.error() {
+                    BrokerErrorKind::None if p.offset >= 0 => {
+                        found.insert(tp, p.offset);
+                    }
+                    BrokerErrorKind::None => {
+                        // No offset for this timestamp: ask again.
+                        self.metadata_stale = true;
+                    }
+                    kind if leader_error(kind) => {
+                        log::debug!("{tp}: ListOffsets {kind}, refreshing metadata");
+                        self.metadata_stale = true;
+                    }
+                    kind => {
+                        return Err(broker_error(
+                            "ListOffsets",
+                            kind,
+                            p.error_code,
+                            format!("listing the offsets of {tp}"),
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The leaders to fetch from: those leading an assigned, unpaused partition with a
     /// position.
     pub fn fetch_nodes(&self) -> Vec<i32> {

@@ -1,15 +1,18 @@
 //! The blocking shell: a [`Client`] and a [`FetcherCore`], driven by `poll(deadline)`.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::client::{BrokerTarget, Client, ClientError};
 use crate::connect::client_error;
 use crate::error::Error;
 use crate::protocol::api::fetch::FetchRequest;
-use crate::protocol::api::list_offsets::ListOffsetsRequest;
+use crate::protocol::api::list_offsets::{
+    ListOffsetsRequest, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
+};
 use crate::streams::commit::TopicPartition;
 
-use super::config::{FetcherConfig, OffsetReset};
+use super::config::{FetcherConfig, IsolationLevel, OffsetReset};
 use super::core::FetcherCore;
 use super::records::PartitionRecords;
 
@@ -168,6 +171,99 @@ impl Fetcher {
             }
             if !out.is_empty() {
                 return Ok(out);
+            }
+        }
+    }
+
+    /// The log end offset (ListOffsets `latest`) of each partition of `partitions`, assigned
+    /// or not, under `isolation`: the high watermark for `read_uncommitted`, the last stable
+    /// offset for `read_committed`. Kafka Streams restores changelogs up to the
+    /// `read_uncommitted` end. Retries leader moves until `deadline`.
+    pub fn end_offsets(
+        &mut self,
+        partitions: &[TopicPartition],
+        isolation: IsolationLevel,
+        deadline: Instant,
+    ) -> Result<BTreeMap<TopicPartition, i64>, Error> {
+        self.list_offsets(partitions, LATEST_TIMESTAMP, isolation, deadline)
+    }
+
+    /// The log start offset (ListOffsets `earliest`) of each partition of `partitions`,
+    /// assigned or not. Retries leader moves until `deadline`.
+    pub fn beginning_offsets(
+        &mut self,
+        partitions: &[TopicPartition],
+        deadline: Instant,
+    ) -> Result<BTreeMap<TopicPartition, i64>, Error> {
+        let isolation = IsolationLevel::ReadUncommitted;
+        self.list_offsets(partitions, EARLIEST_TIMESTAMP, isolation, deadline)
+    }
+
+    fn list_offsets(
+        &mut self,
+        partitions: &[TopicPartition],
+        timestamp: i64,
+        isolation: IsolationLevel,
+        deadline: Instant,
+    ) -> Result<BTreeMap<TopicPartition, i64>, Error> {
+        let backoff = self.config.client().get_retry_backoff().0;
+        let limit = deadline.saturating_duration_since(Instant::now());
+        let mut found = BTreeMap::new();
+        let mut refresh = !self.core.leaders_known(partitions);
+        loop {
+            let missing: Vec<TopicPartition> = partitions
+                .iter()
+                .filter(|tp| !found.contains_key(*tp))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                return Ok(found);
+            }
+            if Instant::now() >= deadline {
+                return Err(Error::Timeout {
+                    operation: format!(
+                        "ListOffsets of {} (leader unknown or moving)",
+                        missing
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    limit,
+                });
+            }
+            if refresh || !self.core.leaders_known(&missing) {
+                let mut topics = self.core.topics();
+                topics.extend(missing.iter().map(|tp| tp.topic.clone()));
+                topics.sort();
+                topics.dedup();
+                let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+                match self.client.metadata(Some(&names), deadline) {
+                    Ok(md) => self.core.update_metadata(&md),
+                    Err(e) if e.is_retriable() => log::debug!("fetcher metadata: {e}; retrying"),
+                    Err(e) => return Err(client_error(e)),
+                }
+                refresh = false;
+                if !self.core.leaders_known(&missing) {
+                    sleep_until(deadline, backoff);
+                    refresh = true;
+                    continue;
+                }
+            }
+            let before = found.len();
+            for (node, req) in self.core.offsets_requests(&missing, timestamp, isolation) {
+                match self.client.send(BrokerTarget::Node(node), &req, deadline) {
+                    Ok(resp) => self.core.handle_offsets(&resp, &mut found)?,
+                    Err(e) if e.is_retriable() => {
+                        log::debug!("ListOffsets to node {node}: {e}");
+                        refresh = true;
+                    }
+                    Err(e) => return Err(client_error(e)),
+                }
+            }
+            if found.len() < partitions.len() && found.len() == before {
+                refresh = true;
+                sleep_until(deadline, backoff);
             }
         }
     }

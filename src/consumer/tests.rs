@@ -332,3 +332,68 @@ fn properties_map_java_keys() {
     ])
     .is_err());
 }
+
+#[test]
+fn end_offsets_of_any_partition_per_leader_without_touching_positions() {
+    let mut c = FetcherCore::new(FetchSettings::default());
+    // Nothing assigned: the leaders come from metadata loaded for the lookup.
+    c.update_metadata(&metadata(&[(1, 5), (2, 7), (1, 9)]));
+    assert!(c.leaders_known(&[tp(0), tp(2)]));
+    assert!(!c.leaders_known(&[tp(3)]));
+    let reqs = c.offsets_requests(
+        &[tp(0), tp(1), tp(2), tp(3)],
+        LATEST_TIMESTAMP,
+        IsolationLevel::ReadUncommitted,
+    );
+    assert_eq!(reqs.iter().map(|(n, _)| *n).collect::<Vec<_>>(), vec![1, 2]);
+    let (_, r1) = &reqs[0];
+    assert_eq!(r1.isolation_level, 0, "read_uncommitted");
+    let asked: Vec<(i32, i32, i64)> = r1.topics[0]
+        .partitions
+        .iter()
+        .map(|p| (p.partition_index, p.current_leader_epoch, p.timestamp))
+        .collect();
+    assert_eq!(
+        asked,
+        vec![(0, 5, LATEST_TIMESTAMP), (2, 9, LATEST_TIMESTAMP)]
+    );
+    let committed = c.offsets_requests(&[tp(1)], LATEST_TIMESTAMP, IsolationLevel::ReadCommitted);
+    assert_eq!(committed[0].1.isolation_level, 1);
+
+    let part = |i, code: BrokerErrorKind, offset| ListOffsetsPartitionResponse {
+        partition_index: i,
+        error_code: code.code(),
+        offset,
+        ..Default::default()
+    };
+    let resp = ListOffsetsResponse {
+        topics: vec![ListOffsetsTopicResponse {
+            name: "t".into(),
+            partitions: vec![
+                part(0, BrokerErrorKind::None, 17),
+                part(2, BrokerErrorKind::NotLeaderOrFollower, -1),
+            ],
+        }],
+        ..Default::default()
+    };
+    let mut found = std::collections::BTreeMap::new();
+    c.handle_offsets(&resp, &mut found).unwrap();
+    assert_eq!(found.get(&tp(0)), Some(&17));
+    assert!(!found.contains_key(&tp(2)), "leader error: ask again");
+    assert!(c.needs_metadata());
+    assert_eq!(c.position(&tp(0)), None, "not assigned, no position set");
+
+    let denied = ListOffsetsResponse {
+        topics: vec![ListOffsetsTopicResponse {
+            name: "t".into(),
+            partitions: vec![part(1, BrokerErrorKind::TopicAuthorizationFailed, -1)],
+        }],
+        ..Default::default()
+    };
+    let e = c.handle_offsets(&denied, &mut found).unwrap_err();
+    assert_eq!(
+        e.broker_error_kind(),
+        Some(BrokerErrorKind::TopicAuthorizationFailed)
+    );
+    assert!(e.to_string().contains("t-1"), "{e}");
+}

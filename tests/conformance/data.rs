@@ -1,12 +1,12 @@
 //! Field tables for the data-path APIs (Fetch, ListOffsets, Produce, InitProducerId,
-//! OffsetForLeaderEpoch), from the schema files. Record payloads are opaque bytes here; see
+//! OffsetForLeaderEpoch, DeleteRecords), from the schema files. Record payloads are opaque bytes here; see
 //! `kafka_writes` in the harness for how Kafka's JSON converter shows them.
 
 use crate::model::{ANY, NEVER};
 use crate::Run;
 use kafka_streams_group::protocol::api::{
-    fetch as f, init_producer_id as ip, list_offsets as lo, offset_for_leader_epoch as oe,
-    produce as p,
+    delete_records as dr, fetch as f, init_producer_id as ip, list_offsets as lo,
+    offset_for_leader_epoch as oe, produce as p,
 };
 use kafka_streams_group::protocol::Uuid;
 
@@ -219,6 +219,33 @@ conf!(oe::OffsetForLeaderEpochResponse {
     topics: "topics" [0, ANY, NEVER] = Vec::new(),
 });
 
+// DeleteRecords (21), 0-2, flexible 2+.
+conf!(dr::DeleteRecordsPartition {
+    partition_index: "partitionIndex" [0, ANY, NEVER] = 0,
+    offset: "offset" [0, ANY, NEVER] = 0,
+});
+conf!(dr::DeleteRecordsTopic {
+    name: "name" [0, ANY, NEVER] = String::new(),
+    partitions: "partitions" [0, ANY, NEVER] = Vec::new(),
+});
+conf!(dr::DeleteRecordsRequest {
+    topics: "topics" [0, ANY, NEVER] = Vec::new(),
+    timeout_ms: "timeoutMs" [0, ANY, NEVER] = 0,
+});
+conf!(dr::DeleteRecordsPartitionResult {
+    partition_index: "partitionIndex" [0, ANY, NEVER] = 0,
+    low_watermark: "lowWatermark" [0, ANY, NEVER] = 0,
+    error_code: "errorCode" [0, ANY, NEVER] = 0,
+});
+conf!(dr::DeleteRecordsTopicResult {
+    name: "name" [0, ANY, NEVER] = String::new(),
+    partitions: "partitions" [0, ANY, NEVER] = Vec::new(),
+});
+conf!(dr::DeleteRecordsResponse {
+    throttle_time_ms: "throttleTimeMs" [0, ANY, NEVER] = 0,
+    topics: "topics" [0, ANY, NEVER] = Vec::new(),
+});
+
 /// Runs every data-path API, every version the crate implements.
 pub fn run(run: &mut Run) {
     run.pair::<p::ProduceRequest, p::ProduceResponse>(3..=13);
@@ -226,4 +253,5 @@ pub fn run(run: &mut Run) {
     run.pair::<lo::ListOffsetsRequest, lo::ListOffsetsResponse>(1..=11);
     run.pair::<ip::InitProducerIdRequest, ip::InitProducerIdResponse>(0..=6);
     run.pair::<oe::OffsetForLeaderEpochRequest, oe::OffsetForLeaderEpochResponse>(2..=4);
+    run.pair::<dr::DeleteRecordsRequest, dr::DeleteRecordsResponse>(0..=2);
 }

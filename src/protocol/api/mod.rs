@@ -72,6 +72,7 @@ macro_rules! code_enum {
 
 pub mod api_versions;
 pub mod create_topics;
+pub mod delete_records;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod init_producer_id;

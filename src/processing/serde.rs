@@ -1,0 +1,215 @@
+//! Kafka's built-in serdes, byte-exact (`Serdes.String()`, `Serdes.Long()`,
+//! `Serdes.Integer()`, `Serdes.ByteArray()`).
+//!
+//! A Kafka null (a record without key or value) is `None` at the call sites and never
+//! reaches a serde, as Java maps null to null without calling the serializer's logic.
+
+use std::fmt;
+
+/// Turns values into bytes and back, exactly as the matching Java serde does.
+pub trait Serde<T>: Send + Sync {
+    /// The bytes Java's serializer writes for `value`.
+    fn serialize(&self, value: &T) -> Vec<u8>;
+    /// The value Java's deserializer reads from `bytes`, or the error it would throw.
+    fn deserialize(&self, bytes: &[u8]) -> Result<T, SerdeError>;
+}
+
+/// Bytes a serde cannot read (e.g. 7 bytes for a `Long`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SerdeError {
+    serde: &'static str,
+    reason: String,
+    topic: Option<String>,
+}
+
+impl SerdeError {
+    /// An error of the serde named `serde` (e.g. `"LongSerde"`).
+    pub fn new(serde: &'static str, reason: impl Into<String>) -> Self {
+        SerdeError {
+            serde,
+            reason: reason.into(),
+            topic: None,
+        }
+    }
+
+    /// Adds the topic whose record could not be read.
+    pub fn with_topic(mut self, topic: impl Into<String>) -> Self {
+        self.topic = Some(topic.into());
+        self
+    }
+
+    /// The serde that failed.
+    pub fn serde(&self) -> &'static str {
+        self.serde
+    }
+
+    /// What is wrong with the bytes.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+
+    /// The topic, if the caller added it.
+    pub fn topic(&self) -> Option<&str> {
+        self.topic.as_deref()
+    }
+}
+
+impl fmt::Display for SerdeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.serde, self.reason)?;
+        if let Some(t) = &self.topic {
+            write!(f, " (topic {t})")?;
+        }
+        f.write_str("; check that the serde matches what the writer used")
+    }
+}
+
+impl std::error::Error for SerdeError {}
+
+/// `Serdes.String()`: UTF-8 bytes; reading replaces malformed UTF-8 by U+FFFD as Java's
+/// `new String(bytes, UTF_8)` does, so it never fails.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StringSerde;
+
+impl Serde<String> for StringSerde {
+    fn serialize(&self, value: &String) -> Vec<u8> {
+        value.as_bytes().to_vec()
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<String, SerdeError> {
+        Ok(String::from_utf8_lossy(bytes).into_owned())
+    }
+}
+
+/// `Serdes.Long()`: 8 bytes, big-endian two's complement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LongSerde;
+
+impl Serde<i64> for LongSerde {
+    fn serialize(&self, value: &i64) -> Vec<u8> {
+        value.to_be_bytes().to_vec()
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<i64, SerdeError> {
+        let b: [u8; 8] = bytes.try_into().map_err(|_| {
+            SerdeError::new(
+                "LongSerde",
+                format!(
+                    "Size of data received by LongDeserializer is not 8 (got {} bytes)",
+                    bytes.len()
+                ),
+            )
+        })?;
+        Ok(i64::from_be_bytes(b))
+    }
+}
+
+/// `Serdes.Integer()`: 4 bytes, big-endian two's complement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IntegerSerde;
+
+impl Serde<i32> for IntegerSerde {
+    fn serialize(&self, value: &i32) -> Vec<u8> {
+        value.to_be_bytes().to_vec()
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<i32, SerdeError> {
+        let b: [u8; 4] = bytes.try_into().map_err(|_| {
+            SerdeError::new(
+                "IntegerSerde",
+                format!(
+                    "Size of data received by IntegerDeserializer is not 4 (got {} bytes)",
+                    bytes.len()
+                ),
+            )
+        })?;
+        Ok(i32::from_be_bytes(b))
+    }
+}
+
+/// `Serdes.ByteArray()`: the bytes as they are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ByteArraySerde;
+
+impl Serde<Vec<u8>> for ByteArraySerde {
+    fn serialize(&self, value: &Vec<u8>) -> Vec<u8> {
+        value.clone()
+    }
+
+    fn deserialize(&self, bytes: &[u8]) -> Result<Vec<u8>, SerdeError> {
+        Ok(bytes.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+
+    /// The probe bytes of streams-data-path.md §7 (Java 4.4.0 serializers).
+    #[test]
+    fn java_probe_bytes() {
+        assert_eq!(hex(&StringSerde.serialize(&"é".to_owned())), "c3a9");
+        assert_eq!(StringSerde.serialize(&String::new()), Vec::<u8>::new());
+        assert_eq!(hex(&LongSerde.serialize(&1)), "0000000000000001");
+        assert_eq!(hex(&LongSerde.serialize(&-2)), "fffffffffffffffe");
+        assert_eq!(hex(&IntegerSerde.serialize(&258)), "00000102");
+        assert_eq!(ByteArraySerde.serialize(&vec![0, 255, 7]), vec![0, 255, 7]);
+    }
+
+    #[test]
+    fn round_trips() {
+        for v in [i64::MIN, -2, -1, 0, 1, 3, i64::MAX] {
+            assert_eq!(LongSerde.deserialize(&LongSerde.serialize(&v)).unwrap(), v);
+        }
+        for v in [i32::MIN, -1, 0, 258, i32::MAX] {
+            assert_eq!(
+                IntegerSerde
+                    .deserialize(&IntegerSerde.serialize(&v))
+                    .unwrap(),
+                v
+            );
+        }
+        for s in ["", "kafka", "é", "日本語", "🦀 crab"] {
+            let s = s.to_owned();
+            assert_eq!(
+                StringSerde.deserialize(&StringSerde.serialize(&s)).unwrap(),
+                s
+            );
+        }
+        assert_eq!(ByteArraySerde.deserialize(&[1, 2]).unwrap(), vec![1, 2]);
+        assert_eq!(ByteArraySerde.deserialize(&[]).unwrap(), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn strict_lengths_like_java() {
+        let e = LongSerde.deserialize(&[0; 7]).unwrap_err();
+        assert_eq!(e.serde(), "LongSerde");
+        assert!(e.reason().contains("is not 8"), "{e}");
+        assert!(e.reason().contains("got 7 bytes"), "{e}");
+        assert!(LongSerde.deserialize(&[0; 9]).is_err());
+        assert!(LongSerde.deserialize(&[]).is_err());
+        let e = IntegerSerde.deserialize(&[0; 8]).unwrap_err();
+        assert!(e.reason().contains("is not 4"), "{e}");
+        let e = e.with_topic("counts");
+        assert!(e.to_string().contains("(topic counts)"), "{e}");
+        let crate_error: crate::Error = e.into();
+        assert!(!crate_error.is_retriable());
+        let text = crate_error.clone().to_string();
+        assert!(
+            text.contains("IntegerSerde") && text.contains("counts"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn malformed_utf8_is_replaced_not_rejected() {
+        let s = StringSerde.deserialize(&[b'a', 0xff, b'b']).unwrap();
+        assert_eq!(s, "a\u{fffd}b");
+        // A truncated multi-byte sequence too.
+        assert_eq!(StringSerde.deserialize(&[0xc3]).unwrap(), "\u{fffd}");
+    }
+}
