@@ -77,6 +77,11 @@ fn seen(r: &ProducerRecord) -> Seen {
 /// Reads every record of `topic`'s partitions with raw Fetch requests (negotiated version,
 /// topic id where it uses one) until each partition's high watermark.
 fn read_back(bootstrap: &str, topic: &str) -> BTreeMap<i32, Vec<Seen>> {
+    read_back_partitions(bootstrap, topic, PARTITIONS)
+}
+
+/// [`read_back`] for a topic of `partitions` partitions.
+fn read_back_partitions(bootstrap: &str, topic: &str, partitions: i32) -> BTreeMap<i32, Vec<Seen>> {
     let opts = BrokerConnectOptions {
         client_id: Some("ksg-live-producer-reader".into()),
         ..Default::default()
@@ -89,7 +94,7 @@ fn read_back(bootstrap: &str, topic: &str) -> BTreeMap<i32, Vec<Seen>> {
     let topic_id: Uuid = md.topic(topic).expect("topic").topic_id;
     let fv = conn.pick_version::<FetchRequest>().expect("Fetch");
     let mut out = BTreeMap::new();
-    for p in 0..PARTITIONS {
+    for p in 0..partitions {
         let mut records = Vec::new();
         let mut offset = 0i64;
         let until = deadline();
@@ -204,6 +209,67 @@ fn every_codec_round_trips_content_order_and_partitions() {
             "{codec}: {expected:?}"
         );
     }
+}
+
+/// Java's idempotent-producer rules on a real broker. A batch the broker refuses for good
+/// (one record past the topic's `max.message.bytes`: MESSAGE_TOO_LARGE) fails in `flush`,
+/// the producer bumps its epoch locally, and the same partition takes the next records from
+/// sequence 0 under the new epoch (the broker accepts the client-side bump; without it the
+/// gap would give OUT_OF_ORDER_SEQUENCE_NUMBER). (The delivery timeout is shown through the
+/// fault proxy in `connection_cuts_mid_produce_give_no_duplicate_and_no_loss`: a topic with
+/// `min.insync.replicas` above its replication factor is no stuck partition on Kafka 4.x,
+/// which caps the minimum at the replica count.)
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_refused_batch_bumps_the_epoch_and_the_partition_goes_on() {
+    use kafka_streams_group::admin::{create_topics, NewTopic};
+    use kafka_streams_group::Error;
+    common::init_logging();
+    let cluster = Cluster::get();
+    let small = unique_name("ksg-producer-too-large");
+    create_topics(
+        &ClientConfig::new(cluster.plaintext()),
+        &[NewTopic::new(&small, 1).config("max.message.bytes", "4096")],
+        Duration::from_secs(30),
+    )
+    .expect("create topic");
+    let config =
+        ProducerConfig::new(ClientConfig::new(cluster.plaintext()).client_id("ksg-live-epoch"))
+            .linger(Duration::ZERO);
+    let mut p = Producer::new(config).expect("producer");
+    let mut sent = Vec::new();
+    let mut send_small = |p: &mut Producer, n: usize| {
+        for _ in 0..n {
+            let v = format!("small-{}", sent.len()).into_bytes();
+            p.send(ProducerRecord::new(&small, None, Some(&v)))
+                .expect("send");
+            sent.push(v);
+        }
+        p.flush(deadline()).expect("flush small records");
+    };
+    send_small(&mut p, 5);
+    let before = p.identity().expect("idempotent");
+    p.send(ProducerRecord::new(&small, None, Some(&[7u8; 10_000])))
+        .expect("send");
+    match p.flush(deadline()) {
+        Err(Error::Broker { kind, .. }) => assert_eq!(kind, BrokerErrorKind::MessageTooLarge),
+        other => panic!("a 10 KB record under max.message.bytes=4096: {other:?}"),
+    }
+    send_small(&mut p, 5);
+    let after = p.identity().expect("idempotent");
+    assert_eq!(
+        (after.producer_id, after.producer_epoch),
+        (before.producer_id, before.producer_epoch + 1),
+        "the epoch is bumped locally, the producer id kept"
+    );
+    let got: Vec<Vec<u8>> = read_back_partitions(cluster.plaintext(), &small, 1)[&0]
+        .iter()
+        .map(|r| r.value.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        got, sent,
+        "every small record once, in order; the large one not"
+    );
 }
 
 /// The test's own broker (stopped when dropped) whose client listener is reached only
@@ -345,6 +411,7 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
         "the cuts reached the producer's connections: {} accepted",
         proxy.accepted()
     );
+    delivery_timeout_through_a_dead_proxy(&proxy, &topic);
     let got = read_back(&direct, &topic);
     for part in 0..PARTITIONS {
         let want = expected.get(&part).cloned().unwrap_or_default();
@@ -365,6 +432,54 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
             );
         }
     }
+}
+
+/// `delivery.timeout.ms`: a producer whose every connection is reset (the fault proxy in
+/// `Reset` mode) fails its batch once the timeout has passed, with an error that names the
+/// partition, the last error and the setting, instead of retrying until the flush deadline;
+/// nothing stays queued. (The record is not written: nothing reaches the broker.)
+fn delivery_timeout_through_a_dead_proxy(proxy: &FaultProxy, topic: &str) {
+    use fault_proxy::Fault;
+    use kafka_streams_group::Error;
+    let delivery_timeout = Duration::from_secs(3);
+    let config = ProducerConfig::new(
+        ClientConfig::new(proxy.addr().to_string())
+            .client_id("ksg-live-producer-timeout")
+            .request_timeout(Duration::from_secs(1))
+            .retry_backoff(Duration::from_millis(50), Duration::from_millis(200)),
+    )
+    .linger(Duration::from_secs(60))
+    .delivery_timeout(delivery_timeout);
+    let mut p = Producer::new(config).expect("producer");
+    // Metadata through the healthy proxy; the batch waits for its linger.
+    p.send(ProducerRecord::new(
+        topic,
+        Some(b"timeout"),
+        Some(b"never written"),
+    ))
+    .expect("send");
+    proxy.set_fault(Fault::Reset);
+    let started = Instant::now();
+    let e = p
+        .flush(Instant::now() + Duration::from_secs(30))
+        .expect_err("no broker is reachable");
+    let elapsed = started.elapsed();
+    proxy.set_fault(Fault::PassThrough);
+    let text = e.to_string();
+    eprintln!("delivery timeout after {elapsed:?}: {text}");
+    assert!(
+        matches!(e, Error::Timeout { limit, .. } if limit == delivery_timeout),
+        "{e:?}"
+    );
+    assert!(
+        text.contains(&format!("{topic}-")) && text.contains("delivery.timeout.ms"),
+        "the error names the partition and the setting: {text}"
+    );
+    assert!(
+        elapsed < delivery_timeout * 4,
+        "failed by delivery.timeout.ms, not the flush deadline: {elapsed:?}"
+    );
+    assert_eq!(p.outstanding(), 0, "nothing left queued");
 }
 
 /// Rust producer → Java consumer: records of every codec, produced here, are read by Kafka's
