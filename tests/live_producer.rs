@@ -434,6 +434,105 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
     }
 }
 
+/// Idempotence across a broker crash: the only broker is SIGKILLed while the producer is
+/// mid-produce (requests in flight, answers lost) and started again on the same data; after
+/// the flush each partition holds exactly the records sent to it, in order, once (each value
+/// is its global sequence number, so a duplicate or a gap shows by position).
+///
+/// Needs its own broker (it kills it): `KSG_PRODUCER_LOSS_ENV` names its `cluster.env`
+/// (scripts/test.sh starts one in the "broker loss" phase, port base 20292, for each
+/// version); without it the test says why and returns.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn broker_sigkill_and_restart_mid_produce_give_no_duplicate_and_no_loss() {
+    let Some(cluster) = Cluster::from_var(
+        "KSG_PRODUCER_LOSS_ENV",
+        "broker_sigkill_and_restart_mid_produce_give_no_duplicate_and_no_loss",
+    ) else {
+        return;
+    };
+    common::init_logging();
+    assert_eq!(cluster.value("KSG_NODES"), "1", "a single broker");
+    let run_dir = cluster.value("KSG_RUN_DIR").to_string();
+    let topic = unique_name("ksg-producer-sigkill");
+    create_topic(&cluster, &topic, PARTITIONS);
+    let config = ProducerConfig::new(
+        ClientConfig::new(cluster.plaintext())
+            .client_id("ksg-live-producer-sigkill")
+            .request_timeout(Duration::from_secs(5))
+            .retry_backoff(Duration::from_millis(50), Duration::from_millis(500)),
+    )
+    .compression(Compression::Lz4)
+    .linger(Duration::from_millis(1))
+    .batch_size(4 * 1024)
+    .idempotence(std::env::var("KSG_MUTANT_NO_IDEMPOTENCE").is_err());
+    let mut producer = Producer::new(config).expect("producer");
+    const N: usize = 30_000;
+    let sent = AtomicUsize::new(0);
+    let mut expected: BTreeMap<i32, Vec<Vec<u8>>> = BTreeMap::new();
+    let (killed_at, outage) = std::thread::scope(|s| {
+        let killer = s.spawn(|| {
+            while sent.load(Ordering::SeqCst) < N / 4 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let at = sent.load(Ordering::SeqCst);
+            let t = Instant::now();
+            common::kafka_sh(&run_dir, &["kill-node", "1"], &[]);
+            common::kafka_sh(&run_dir, &["restart-node", "1"], &[]);
+            (at, t.elapsed())
+        });
+        for i in 0..N {
+            let value = format!("{i:08}").into_bytes();
+            let key = format!("k{}", i % 101).into_bytes();
+            let p = producer
+                .send(ProducerRecord::new(&topic, Some(&key), Some(&value)))
+                .expect("send");
+            expected.entry(p).or_default().push(value);
+            sent.fetch_add(1, Ordering::SeqCst);
+            if i % 1000 == 999 {
+                // Some pacing, so that the kill lands while records are still being sent.
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        producer
+            .flush(Instant::now() + Duration::from_secs(90))
+            .expect("flush across the broker restart");
+        killer.join().expect("killer")
+    });
+    let metrics = producer.config().client().get_metrics().snapshot();
+    eprintln!(
+        "{N} records; SIGKILL after {killed_at} sent, broker back after {outage:?}; \
+         producer {:?}; retries {}, reconnects {}",
+        producer.identity(),
+        metrics.retries,
+        metrics.reconnects
+    );
+    assert!(
+        metrics.retries > 0 && metrics.reconnects > 0,
+        "the crash reached the producer: {metrics:?}"
+    );
+    let got = read_back(cluster.plaintext(), &topic);
+    for part in 0..PARTITIONS {
+        let want = expected.get(&part).cloned().unwrap_or_default();
+        let have: Vec<Vec<u8>> = got
+            .get(&part)
+            .map(|v| {
+                v.iter()
+                    .map(|r| r.value.clone().unwrap_or_default())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if have != want {
+            let first = have.iter().zip(&want).position(|(h, w)| h != w);
+            panic!(
+                "partition {part}: {} records read, {} sent; first difference at {first:?}",
+                have.len(),
+                want.len()
+            );
+        }
+    }
+}
+
 /// `delivery.timeout.ms`: a producer whose every connection is reset (the fault proxy in
 /// `Reset` mode) fails its batch once the timeout has passed, with an error that names the
 /// partition, the last error and the setting, instead of retrying until the flush deadline;
