@@ -46,7 +46,7 @@ struct Seen {
 fn record(topic: &str, i: usize, base_ts: i64) -> ProducerRecord {
     let key = (i % 5 != 0).then(|| format!("key-{}", i % 257).into_bytes());
     let value = match i {
-        _ if i % 401 == 0 => Some(vec![(i % 251) as u8; 100 * 1024]),
+        _ if i % 8_009 == 0 => Some(vec![(i % 251) as u8; 100 * 1024]),
         _ if i % 7 == 0 => Some(Vec::new()),
         _ if i % 13 == 0 => None,
         _ => Some(format!("value-{i}").into_bytes()),
@@ -157,13 +157,80 @@ fn producer(cluster: &Cluster, compression: Compression) -> Producer {
     Producer::new(config).expect("producer")
 }
 
+/// Reads `expected`'s record counts from `topic`'s partitions with the crate's
+/// [`Fetcher`](kafka_streams_group::consumer::Fetcher) (from the earliest offset), checking
+/// that offsets are consecutive; then checks that nothing more arrives.
+fn fetch_back(
+    cluster: &Cluster,
+    topic: &str,
+    expected: &BTreeMap<i32, Vec<Seen>>,
+) -> BTreeMap<i32, Vec<Seen>> {
+    use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
+    use kafka_streams_group::streams::commit::TopicPartition;
+    let config = FetcherConfig::new(ClientConfig::new(cluster.plaintext()))
+        .auto_offset_reset(OffsetReset::Earliest)
+        .fetch_max_wait(Duration::from_millis(100));
+    let mut f = Fetcher::connect(config, Duration::from_secs(10)).expect("fetcher");
+    f.assign((0..PARTITIONS).map(|p| TopicPartition::new(topic.to_string(), p)));
+    let mut got: BTreeMap<i32, Vec<Seen>> = BTreeMap::new();
+    let want = |p: i32| expected.get(&p).map_or(0, Vec::len);
+    let until = Instant::now() + Duration::from_secs(60);
+    let mut quiet = 0;
+    loop {
+        let done = (0..PARTITIONS).all(|p| got.get(&p).map_or(0, Vec::len) >= want(p));
+        if done {
+            quiet += 1;
+            if quiet > 1 {
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < until,
+            "{topic}: stuck after {:?}",
+            counts(&got)
+        );
+        for part in f
+            .poll(Instant::now() + Duration::from_millis(300))
+            .expect("poll")
+        {
+            let p = part.topic_partition().partition;
+            let out = got.entry(p).or_default();
+            let mut next = out.len() as i64;
+            part.for_each_record(|r| {
+                assert_eq!(r.offset, next, "{topic}-{p}: offsets are consecutive");
+                next += 1;
+                out.push(Seen {
+                    key: r.key.map(<[u8]>::to_vec),
+                    value: r.value.map(<[u8]>::to_vec),
+                    headers: r
+                        .headers()
+                        .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+                        .collect(),
+                    timestamp: r.timestamp,
+                })
+            })
+            .expect("decode");
+        }
+    }
+    got
+}
+
+fn counts(got: &BTreeMap<i32, Vec<Seen>>) -> BTreeMap<i32, usize> {
+    got.iter().map(|(p, v)| (*p, v.len())).collect()
+}
+
+/// Produce ≥ 200,000 records (40,000 per codec: keys and null keys, empty, null and a few
+/// 100 KB values, headers, explicit timestamps) with each compression type and fetch them
+/// back with the crate's fetcher: identical content and per-partition order, keyed records
+/// on Java's partition, null keys spread over every partition.
 #[test]
 #[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
 fn every_codec_round_trips_content_order_and_partitions() {
     let _ = LIVE;
     common::init_logging();
     let cluster = Cluster::get();
-    const N: usize = 3_000;
+    const N: usize = 40_000;
+    let mut total = 0;
     for codec in Compression::ALL {
         let topic = unique_name(&format!("ksg-producer-{}", codec.name()));
         create_topic(&cluster, &topic, PARTITIONS);
@@ -171,8 +238,10 @@ fn every_codec_round_trips_content_order_and_partitions() {
         let base_ts = 1_700_000_000_000;
         let mut expected: BTreeMap<i32, Vec<Seen>> = BTreeMap::new();
         let started = Instant::now();
+        let mut big = 0;
         for i in 0..N {
             let r = record(&topic, i, base_ts);
+            big += usize::from(r.value.as_ref().is_some_and(|v| v.len() >= 100 * 1024));
             let want = seen(&r);
             let key = r.key.clone();
             let partition = p.send(r).expect("send");
@@ -189,7 +258,7 @@ fn every_codec_round_trips_content_order_and_partitions() {
         assert_eq!(p.outstanding(), 0);
         assert!(p.identity().is_some(), "idempotent by default");
         let produced = started.elapsed();
-        let got = read_back(cluster.plaintext(), &topic);
+        let got = fetch_back(&cluster, &topic, &expected);
         for part in 0..PARTITIONS {
             let want = expected.get(&part).cloned().unwrap_or_default();
             let have = got.get(&part).cloned().unwrap_or_default();
@@ -199,16 +268,20 @@ fn every_codec_round_trips_content_order_and_partitions() {
             }
         }
         eprintln!(
-            "{codec}: {N} records in {:?}, partitions {:?}",
-            produced,
+            "{codec}: {N} records ({big} of 100 KB) produced in {produced:?}, fetched back in \
+             {:?}, partitions {:?}",
+            started.elapsed() - produced,
             expected.values().map(Vec::len).collect::<Vec<_>>()
         );
+        assert!(big >= 3, "a few 100 KB values");
         // Null keys stick to one partition per batch, then move: all partitions get some.
         assert!(
             expected.len() == PARTITIONS as usize,
             "{codec}: {expected:?}"
         );
+        total += N;
     }
+    assert!(total >= 200_000);
 }
 
 /// Java's idempotent-producer rules on a real broker. A batch the broker refuses for good
