@@ -58,7 +58,9 @@ fn produce(
     batch_size: usize,
     linger_ms: u64,
 ) -> (usize, usize, f64) {
-    let payload: Vec<u8> = (0..size).map(|_| b'A' + rand::random_range(0..26u8)).collect();
+    let payload: Vec<u8> = (0..size)
+        .map(|_| b'A' + rand::random_range(0..26u8))
+        .collect();
     let config = ProducerConfig::new(ClientConfig::new(bootstrap).client_id("bench-producer"))
         .compression(compression)
         .batch_size(batch_size)
