@@ -16,7 +16,7 @@ use common::peer::{Peer, PeerOptions};
 use common::{create_topic, unique_name, Cluster, LIVE};
 use kafka_streams_group::admin::{create_topics, NewTopic};
 use kafka_streams_group::client::{BrokerConnectOptions, BrokerConnection};
-use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
+use kafka_streams_group::consumer::{Fetcher, FetcherConfig, IsolationLevel, OffsetReset};
 use kafka_streams_group::processing::{
     changelog_topic, ChangelogReader, ChangelogRecord, KeyValueStore, LongSerde, RecordPurger,
     Serde, StoreFormat, StringSerde,
@@ -504,8 +504,27 @@ fn a_changelog_ending_in_a_transaction_marker_restores_to_its_end() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    // The coordinator writes the commit marker after the producer's commit returned: wait
+    // until the transaction is complete (last stable offset = high watermark).
+    let config = FetcherConfig::new(client(&cluster));
+    let mut f = Fetcher::connect(config, Duration::from_secs(10)).expect("fetcher");
+    let parts = [tp.clone()];
+    let until = deadline(30);
+    let end = loop {
+        let hw = f.end_offsets(&parts, IsolationLevel::ReadUncommitted, deadline(10));
+        let lso = f.end_offsets(&parts, IsolationLevel::ReadCommitted, deadline(10));
+        let (hw, lso) = (hw.expect("high watermark")[&tp], lso.expect("LSO")[&tp]);
+        if hw == lso && hw > 350 {
+            break hw;
+        }
+        assert!(
+            Instant::now() < until,
+            "transaction never completed: HW {hw}, LSO {lso}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
     let mut rd = reader(&cluster);
-    let end = rd.end_offset(&tp, deadline(30)).expect("end");
+    assert_eq!(rd.end_offset(&tp, deadline(30)).expect("end"), end);
     // 300 records, 50 transactional ones, then at least one commit marker.
     assert!(
         end > 350,

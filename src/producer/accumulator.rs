@@ -7,6 +7,17 @@
 //! a retry resends the same bytes with the same base sequence, in order, and the broker's
 //! idempotence check turns a resend of an already written batch into
 //! `DUPLICATE_SEQUENCE_NUMBER` (or the original offset), never a second copy.
+//!
+//! When a partition's sequence has a gap or the broker lost the producer's state, the core
+//! does what Java's idempotent producer does (`TransactionManager`, non-transactional): it
+//! bumps the epoch locally (a new producer id once the epoch is `i16::MAX`) and restarts
+//! *that* partition's numbering at 0, rewriting its in-flight batch when the broker rejected
+//! it (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID: not written, so resending it under
+//! the new epoch cannot duplicate). Other partitions move to the new epoch, from sequence 0,
+//! once their in-flight batch is settled; until then it is resent unchanged.
+//!
+//! Every batch has a delivery deadline (`delivery.timeout.ms` from its creation, as in Java):
+//! [`Accumulator::expire`] fails what passed it instead of retrying forever.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -114,6 +125,13 @@ pub struct SealedBatch {
     pub identity: ProducerIdentity,
     /// Sends so far (1 after the first).
     pub attempts: u32,
+    /// When its first record was appended: `delivery.timeout.ms` counts from here.
+    pub created: Instant,
+    /// Its sequence was restarted at 0 under a bumped epoch (Java's
+    /// `sequenceHasBeenReset`): another OUT_OF_ORDER_SEQUENCE_NUMBER is retried as is.
+    pub reset: bool,
+    /// The last retriable error it met, for the delivery-timeout message.
+    pub last_error: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -121,6 +139,11 @@ struct PartitionQueue {
     pending: VecDeque<Pending>,
     in_flight: Option<SealedBatch>,
     next_sequence: i32,
+    /// The identity `next_sequence` counts under (`None`: nothing numbered yet).
+    numbered_as: Option<ProducerIdentity>,
+    /// Restart numbering at 0 under the next epoch, rewriting the in-flight batch (Java's
+    /// `partitionsToRewriteSequences`).
+    rewrite: bool,
 }
 
 /// What an answer for one partition's in-flight batch means.
@@ -133,6 +156,10 @@ pub enum BatchOutcome {
         /// The leader may have moved.
         refresh: bool,
     },
+    /// The broker rejected the batch's sequence (OUT_OF_ORDER_SEQUENCE_NUMBER: a gap) or has
+    /// no state of this producer (UNKNOWN_PRODUCER_ID): the batch was not written; it goes
+    /// again under a bumped epoch from sequence 0.
+    RetryWithNewEpoch,
     /// The batch failed for good; its records are lost to this producer.
     Failed(BrokerErrorKind),
 }
@@ -144,14 +171,33 @@ pub fn classify(kind: BrokerErrorKind, base_offset: i64) -> BatchOutcome {
         BrokerErrorKind::None => BatchOutcome::Written((base_offset >= 0).then_some(base_offset)),
         // The broker already has this batch: a retry of a batch whose answer was lost.
         BrokerErrorKind::DuplicateSequenceNumber => BatchOutcome::Written(None),
+        BrokerErrorKind::OutOfOrderSequenceNumber | BrokerErrorKind::UnknownProducerId => {
+            BatchOutcome::RetryWithNewEpoch
+        }
         BrokerErrorKind::NotLeaderOrFollower
         | BrokerErrorKind::UnknownTopicOrPartition
         | BrokerErrorKind::LeaderNotAvailable
         | BrokerErrorKind::FencedLeaderEpoch
         | BrokerErrorKind::UnknownLeaderEpoch => BatchOutcome::Retry { refresh: true },
         k if k.is_retriable() => BatchOutcome::Retry { refresh: false },
+        // INVALID_PRODUCER_EPOCH included: the batch fails and the epoch is bumped (Java).
         k => BatchOutcome::Failed(k),
     }
+}
+
+/// Records of one partition that passed their `delivery.timeout.ms`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired {
+    /// The partition.
+    pub tp: TopicPartition,
+    /// Records given up on.
+    pub records: usize,
+    /// Whether one of the batches had been sent (it may have been written).
+    pub sent: bool,
+    /// Sends of the in-flight batch.
+    pub attempts: u32,
+    /// The last retriable error it met.
+    pub last_error: Option<String>,
 }
 
 /// The per-partition accumulator. See the module docs.
@@ -161,6 +207,10 @@ pub struct Accumulator {
     queues: BTreeMap<TopicPartition, PartitionQueue>,
     /// Records appended and not yet written or failed.
     outstanding: usize,
+    /// The identity new batches are stamped with (`None`: ask the broker for one).
+    identity: Option<ProducerIdentity>,
+    /// Bump the epoch before the next drain (Java's `epochBumpRequired`).
+    epoch_bump_required: bool,
 }
 
 impl Accumulator {
@@ -170,12 +220,65 @@ impl Accumulator {
             settings,
             queues: BTreeMap::new(),
             outstanding: 0,
+            identity: None,
+            epoch_bump_required: false,
         }
     }
 
     /// Records appended and not yet acknowledged or failed.
     pub fn outstanding(&self) -> usize {
         self.outstanding
+    }
+
+    /// The identity batches are stamped with, after any pending epoch bump; `None` means
+    /// the producer needs one (InitProducerId, or [`ProducerIdentity::NONE`] without
+    /// idempotence) before [`drain`](Self::drain) sends anything.
+    pub fn identity(&mut self) -> Option<ProducerIdentity> {
+        self.bump_epoch_if_needed();
+        self.identity
+    }
+
+    /// The identity in use, without applying a pending epoch bump.
+    pub fn current_identity(&self) -> Option<ProducerIdentity> {
+        self.identity
+    }
+
+    /// Sets the identity (from InitProducerId, or [`ProducerIdentity::NONE`]).
+    pub fn set_identity(&mut self, identity: ProducerIdentity) {
+        self.identity = Some(identity);
+    }
+
+    fn idempotent(&self) -> bool {
+        self.identity.is_some_and(|i| i.producer_id >= 0)
+    }
+
+    /// Java's `bumpIdempotentProducerEpoch`: epoch + 1, or no identity at all (a new
+    /// producer id) once the epoch cannot grow.
+    fn bump_epoch_if_needed(&mut self) {
+        if !std::mem::take(&mut self.epoch_bump_required) {
+            return;
+        }
+        self.identity = match self.identity {
+            Some(i) if i.producer_epoch < i16::MAX && i.producer_id >= 0 => {
+                Some(ProducerIdentity {
+                    producer_epoch: i.producer_epoch + 1,
+                    ..i
+                })
+            }
+            Some(i) if i.producer_id < 0 => Some(i),
+            _ => None,
+        };
+        log::debug!("producer epoch bumped: now {:?}", self.identity);
+    }
+
+    fn request_epoch_bump(&mut self, tp: &TopicPartition) {
+        if !self.idempotent() {
+            return;
+        }
+        if let Some(q) = self.queues.get_mut(tp) {
+            q.rewrite = true;
+        }
+        self.epoch_bump_required = true;
     }
 
     /// Appends `r` (its timestamp already resolved) to partition `tp`'s open batch, opening a
@@ -258,40 +361,58 @@ impl Accumulator {
     }
 
     /// The batches to send now: each partition's in-flight batch (a retry) or, if none, its
-    /// oldest ready batch, sealed with `identity` and the partition's next sequence.
+    /// oldest ready batch, sealed with the current identity and the partition's next
+    /// sequence. Applies a pending epoch bump first; sends nothing while there is no
+    /// identity (see [`identity`](Self::identity)).
     pub fn drain(
         &mut self,
-        identity: ProducerIdentity,
         now: Instant,
         flushing: bool,
     ) -> Result<Vec<(TopicPartition, SealedBatch)>, RecordsError> {
+        let Some(identity) = self.identity() else {
+            return Ok(Vec::new());
+        };
+        let idempotent = identity.producer_id >= 0;
         let mut out = Vec::new();
-        let linger = self.settings.linger;
-        for (tp, q) in &mut self.queues {
-            if q.in_flight.is_none() {
-                let ready = q.pending.front().is_some_and(|p| {
-                    flushing
-                        || p.closed
-                        || q.pending.len() > 1
-                        || now.saturating_duration_since(p.created) >= linger
-                });
-                if !ready {
-                    continue;
+        for tp in self.queues.keys().cloned().collect::<Vec<_>>() {
+            let ready = self
+                .queues
+                .get(&tp)
+                .is_some_and(|q| q.in_flight.is_none() && self.ready(q, now, flushing));
+            let Some(q) = self.queues.get_mut(&tp) else {
+                continue;
+            };
+            if q.rewrite && idempotent {
+                // Restart at 0 under the bumped epoch; a rejected in-flight batch is
+                // rewritten (it was not written, so this cannot duplicate it).
+                q.rewrite = false;
+                q.numbered_as = Some(identity);
+                q.next_sequence = 0;
+                if let Some(b) = &mut q.in_flight {
+                    restamp(&mut b.bytes, identity, 0)?;
+                    b.identity = identity;
+                    b.base_sequence = 0;
+                    b.reset = true;
+                    q.next_sequence = b.records;
                 }
+            }
+            if q.in_flight.is_none() && q.numbered_as != Some(identity) {
+                // Java's maybeUpdateProducerIdAndEpoch: once nothing of the old epoch is in
+                // flight, the partition numbers from 0 under the new one.
+                q.numbered_as = Some(identity);
+                q.next_sequence = 0;
+            }
+            if ready {
                 let Some(p) = q.pending.pop_front() else {
                     continue;
                 };
                 let records = p.builder.len() as i32;
-                let base_sequence = if identity.producer_id >= 0 {
-                    q.next_sequence
-                } else {
-                    -1
-                };
+                let base_sequence = if idempotent { q.next_sequence } else { -1 };
                 let mut bytes = Vec::with_capacity(p.builder.size_estimate());
                 p.builder
                     .producer(identity.producer_id, identity.producer_epoch, base_sequence)
                     .finish(&mut bytes)?;
-                if identity.producer_id >= 0 {
+                if idempotent {
                     q.next_sequence = q.next_sequence.wrapping_add(records) & i32::MAX;
                 }
                 q.in_flight = Some(SealedBatch {
@@ -300,6 +421,9 @@ impl Accumulator {
                     base_sequence,
                     identity,
                     attempts: 0,
+                    created: p.created,
+                    reset: false,
+                    last_error: None,
                 });
             }
             if let Some(b) = &mut q.in_flight {
@@ -310,36 +434,116 @@ impl Accumulator {
         Ok(out)
     }
 
+    /// Notes why partition `tp`'s in-flight batch is being retried (for the message of its
+    /// delivery timeout).
+    pub fn note_retry(&mut self, tp: &TopicPartition, reason: impl Into<String>) {
+        if let Some(b) = self.queues.get_mut(tp).and_then(|q| q.in_flight.as_mut()) {
+            b.last_error = Some(reason.into());
+        }
+    }
+
     /// Applies `outcome` to partition `tp`'s in-flight batch. Returns the records it
     /// settled (written or failed), 0 for a retry or an unknown partition.
+    ///
+    /// With idempotence, a batch that failed for good leaves a gap in the partition's
+    /// sequence, and a [`BatchOutcome::RetryWithNewEpoch`] says the broker will not take
+    /// the next one: both bump the epoch and restart the partition at sequence 0 (a batch
+    /// already restarted that way is retried as is, as Java does).
     pub fn complete(&mut self, tp: &TopicPartition, outcome: &BatchOutcome) -> usize {
+        let current = self.identity;
         let Some(q) = self.queues.get_mut(tp) else {
             return 0;
         };
         match outcome {
             BatchOutcome::Retry { .. } => 0,
-            BatchOutcome::Written(_) | BatchOutcome::Failed(_) => {
+            BatchOutcome::RetryWithNewEpoch => {
+                let already_reset = q
+                    .in_flight
+                    .as_ref()
+                    .is_some_and(|b| b.reset && Some(b.identity) == current);
+                if q.in_flight.is_some() && !already_reset {
+                    self.request_epoch_bump(tp);
+                }
+                0
+            }
+            BatchOutcome::Written(_) => {
                 let n = q.in_flight.take().map_or(0, |b| b.records as usize);
                 self.outstanding -= n.min(self.outstanding);
+                n
+            }
+            BatchOutcome::Failed(_) => {
+                let n = q.in_flight.take().map_or(0, |b| b.records as usize);
+                self.outstanding -= n.min(self.outstanding);
+                if n > 0 {
+                    self.request_epoch_bump(tp);
+                }
                 n
             }
         }
     }
 
-    /// Forgets every sequence: after a batch failed for good the producer takes a new id and
-    /// numbers from 0 again (Java's idempotent producer bumps the epoch instead). Batches in
-    /// flight carry the old id in their bytes, so they are dropped; returns how many records
-    /// they held.
-    pub fn reset_sequences(&mut self) -> usize {
-        let mut lost = 0;
-        for q in self.queues.values_mut() {
-            q.next_sequence = 0;
-            if let Some(b) = q.in_flight.take() {
-                lost += b.records as usize;
+    /// Fails every batch whose `delivery.timeout.ms` (`timeout`, counted from the batch's
+    /// creation) has passed at `now`, one entry per partition. An in-flight batch given up
+    /// on may have been written, so its partition restarts at sequence 0 under a bumped
+    /// epoch; batches never sealed leave no gap.
+    pub fn expire(&mut self, now: Instant, timeout: Duration) -> Vec<Expired> {
+        let mut out = Vec::new();
+        let mut bump = Vec::new();
+        for (tp, q) in &mut self.queues {
+            let mut e = Expired {
+                tp: tp.clone(),
+                records: 0,
+                sent: false,
+                attempts: 0,
+                last_error: None,
+            };
+            if q.in_flight
+                .as_ref()
+                .is_some_and(|b| now.saturating_duration_since(b.created) >= timeout)
+            {
+                if let Some(b) = q.in_flight.take() {
+                    e.records += b.records as usize;
+                    e.sent = b.attempts > 0;
+                    e.attempts = b.attempts;
+                    e.last_error = b.last_error;
+                    bump.push(tp.clone());
+                }
+            }
+            if q.in_flight.is_none() {
+                while q
+                    .pending
+                    .front()
+                    .is_some_and(|p| now.saturating_duration_since(p.created) >= timeout)
+                {
+                    if let Some(p) = q.pending.pop_front() {
+                        e.records += p.builder.len();
+                    }
+                }
+            }
+            if e.records > 0 {
+                out.push(e);
             }
         }
-        self.outstanding -= lost.min(self.outstanding);
-        lost
+        for tp in bump {
+            self.request_epoch_bump(&tp);
+        }
+        let n: usize = out.iter().map(|e| e.records).sum();
+        self.outstanding -= n.min(self.outstanding);
+        out
+    }
+
+    /// When the oldest batch was created (`None` = nothing queued): the first delivery
+    /// deadline is this plus `delivery.timeout.ms`.
+    pub fn oldest_batch(&self) -> Option<Instant> {
+        self.queues
+            .values()
+            .filter_map(|q| {
+                q.in_flight
+                    .as_ref()
+                    .map(|b| b.created)
+                    .or_else(|| q.pending.front().map(|p| p.created))
+            })
+            .min()
     }
 
     /// Partitions with records waiting or in flight.
@@ -356,152 +560,26 @@ impl Accumulator {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::records::{BatchReader, DecodeLimits};
-
-    fn acc(batch_size: usize, linger_ms: u64) -> Accumulator {
-        Accumulator::new(BatchSettings {
-            linger: Duration::from_millis(linger_ms),
-            batch_size,
-            compression: Compression::None,
-        })
+/// Rewrites a sealed v2 batch's producer id, epoch and base sequence in place and
+/// recomputes its CRC-32C (which covers everything from the attributes on), as Java's
+/// `ProducerBatch.resetProducerState` does before a batch is resent under a new epoch.
+fn restamp(
+    batch: &mut [u8],
+    identity: ProducerIdentity,
+    base_sequence: i32,
+) -> Result<(), RecordsError> {
+    const CRC: usize = 17;
+    const CRC_START: usize = 21;
+    const PRODUCER_ID: usize = 43;
+    const RECORDS_COUNT: usize = 57;
+    if batch.len() < RECORDS_COUNT + 4 {
+        return Err(RecordsError::EmptyBatch);
     }
-
-    fn tp(p: i32) -> TopicPartition {
-        ("t".to_string(), p)
-    }
-
-    const ID: ProducerIdentity = ProducerIdentity {
-        producer_id: 7,
-        producer_epoch: 3,
-    };
-
-    fn rec(v: &[u8]) -> ProducerRecord {
-        ProducerRecord::new("t", Some(b"k"), Some(v))
-    }
-
-    #[test]
-    fn batches_close_at_batch_size_and_sequences_follow_records() {
-        let mut a = acc(200, 1_000);
-        let now = Instant::now();
-        let mut full = 0;
-        for i in 0..10u8 {
-            if a.append(tp(0), &rec(&[i; 40]), 5, now).unwrap() {
-                full += 1;
-            }
-        }
-        assert!(full >= 2, "200-byte batches of ~50-byte records fill up");
-        assert_eq!(a.outstanding(), 10);
-        // Not flushing: only closed batches go, one per partition at a time.
-        let first = a.drain(ID, now, false).unwrap();
-        assert_eq!(first.len(), 1);
-        let b = &first[0].1;
-        assert_eq!(b.base_sequence, 0);
-        let raw = BatchReader::new(&b.bytes).next().unwrap().unwrap();
-        assert_eq!((raw.header.producer_id, raw.header.producer_epoch), (7, 3));
-        // Nothing else goes while it is in flight; a retry resends the same bytes.
-        assert!(!a.has_ready(now, true));
-        let again = a.drain(ID, now, true).unwrap();
-        assert_eq!(again[0].1.bytes, b.bytes);
-        assert_eq!(again[0].1.attempts, 2);
-        let n = a.complete(&tp(0), &BatchOutcome::Written(Some(0)));
-        assert_eq!(n, b.records as usize);
-        // The next batch continues the sequence; a flush drains everything in order.
-        let mut seq = b.records;
-        let mut total = b.records;
-        while a.outstanding() > 0 {
-            let d = a.drain(ID, now, true).unwrap();
-            assert_eq!(d.len(), 1);
-            assert_eq!(d[0].1.base_sequence, seq);
-            let batch = BatchReader::new(&d[0].1.bytes)
-                .next()
-                .unwrap()
-                .unwrap()
-                .decode(&DecodeLimits::default())
-                .unwrap();
-            assert_eq!(batch.records().count() as i32, d[0].1.records);
-            seq += d[0].1.records;
-            total += d[0].1.records;
-            a.complete(&tp(0), &BatchOutcome::Written(None));
-        }
-        assert_eq!(total, 10);
-        assert_eq!(a.next_sequence(&tp(0)), 10);
-    }
-
-    #[test]
-    fn linger_makes_an_open_batch_ready() {
-        let mut a = acc(16_384, 50);
-        let t0 = Instant::now();
-        a.append(tp(1), &rec(b"x"), 1, t0).unwrap();
-        assert!(!a.has_ready(t0, false));
-        assert_eq!(a.next_linger_expiry(), Some(t0 + Duration::from_millis(50)));
-        assert!(a.has_ready(t0 + Duration::from_millis(50), false));
-        assert!(a.has_ready(t0, true), "a flush does not wait for linger");
-    }
-
-    #[test]
-    fn a_record_larger_than_batch_size_gets_its_own_batch() {
-        let mut a = acc(100, 0);
-        let now = Instant::now();
-        a.append(tp(0), &rec(b"small"), 1, now).unwrap();
-        a.append(tp(0), &rec(&[0; 500]), 1, now).unwrap();
-        a.append(tp(0), &rec(b"after"), 1, now).unwrap();
-        let mut sizes = Vec::new();
-        while a.outstanding() > 0 {
-            let d = a.drain(ProducerIdentity::NONE, now, true).unwrap();
-            assert_eq!(d[0].1.base_sequence, -1, "no idempotence, no sequence");
-            sizes.push(d[0].1.records);
-            a.complete(&tp(0), &BatchOutcome::Written(None));
-        }
-        assert_eq!(sizes, [1, 1, 1]);
-    }
-
-    #[test]
-    fn partitions_drain_independently() {
-        let mut a = acc(16_384, 0);
-        let now = Instant::now();
-        for p in 0..3 {
-            a.append(tp(p), &rec(b"v"), 1, now).unwrap();
-        }
-        let d = a.drain(ID, now, false).unwrap();
-        assert_eq!(d.len(), 3);
-        assert!(d.iter().all(|(_, b)| b.base_sequence == 0));
-        a.complete(
-            &tp(1),
-            &BatchOutcome::Failed(BrokerErrorKind::MessageTooLarge),
-        );
-        assert_eq!(a.outstanding(), 2);
-        assert_eq!(a.reset_sequences(), 2, "in-flight batches of the old id");
-        assert_eq!(a.outstanding(), 0);
-    }
-
-    #[test]
-    fn classification_follows_java() {
-        assert_eq!(
-            classify(BrokerErrorKind::DuplicateSequenceNumber, -1),
-            BatchOutcome::Written(None)
-        );
-        assert_eq!(
-            classify(BrokerErrorKind::None, 42),
-            BatchOutcome::Written(Some(42))
-        );
-        assert_eq!(
-            classify(BrokerErrorKind::NotLeaderOrFollower, -1),
-            BatchOutcome::Retry { refresh: true }
-        );
-        assert_eq!(
-            classify(BrokerErrorKind::RequestTimedOut, -1),
-            BatchOutcome::Retry { refresh: false }
-        );
-        assert_eq!(
-            classify(BrokerErrorKind::OutOfOrderSequenceNumber, -1),
-            BatchOutcome::Failed(BrokerErrorKind::OutOfOrderSequenceNumber)
-        );
-        assert_eq!(
-            classify(BrokerErrorKind::MessageTooLarge, -1),
-            BatchOutcome::Failed(BrokerErrorKind::MessageTooLarge)
-        );
-    }
+    batch[PRODUCER_ID..PRODUCER_ID + 8].copy_from_slice(&identity.producer_id.to_be_bytes());
+    batch[PRODUCER_ID + 8..PRODUCER_ID + 10]
+        .copy_from_slice(&identity.producer_epoch.to_be_bytes());
+    batch[PRODUCER_ID + 10..PRODUCER_ID + 14].copy_from_slice(&base_sequence.to_be_bytes());
+    let crc = crc32c::crc32c(&batch[CRC_START..]);
+    batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
 }

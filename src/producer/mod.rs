@@ -32,6 +32,9 @@ pub mod accumulator;
 mod config;
 mod shell;
 
-pub use accumulator::{classify, BatchOutcome, ProducerIdentity, ProducerRecord};
+pub use accumulator::{classify, BatchOutcome, Expired, ProducerIdentity, ProducerRecord};
 pub use config::{ProducerConfig, PRODUCER_KEYS};
 pub use shell::Producer;
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::accumulator::{
-    classify, Accumulator, BatchOutcome, BatchSettings, ProducerIdentity, ProducerRecord,
+    classify, Accumulator, BatchOutcome, BatchSettings, Expired, ProducerIdentity, ProducerRecord,
     SealedBatch, TopicPartition,
 };
 use super::config::ProducerConfig;
@@ -38,14 +38,18 @@ struct TopicInfo {
 /// With idempotence (the default) the producer takes a producer id (InitProducerId) and
 /// stamps each partition's batches with consecutive sequences; at most one batch per
 /// partition is in flight and a failed round trip resends the same bytes, so a connection
-/// cut after the broker wrote a batch gives no duplicate.
+/// cut after the broker wrote a batch gives no duplicate. A sequence the broker rejects
+/// (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) or a batch that failed for good bumps
+/// the epoch and restarts that partition at sequence 0, as Java's idempotent producer does.
+/// A batch not acknowledged within `delivery.timeout.ms` of its creation fails
+/// ([`Error::Timeout`], reported by [`flush`](Producer::flush)) instead of being retried
+/// forever.
 ///
 /// Dropping a producer does not flush: call [`flush`](Producer::flush) first.
 pub struct Producer {
     config: ProducerConfig,
     client: Option<Client>,
     acc: Accumulator,
-    identity: Option<ProducerIdentity>,
     topics: HashMap<String, TopicInfo>,
     sticky: HashMap<String, i32>,
     /// Failures not yet reported by [`Producer::flush`].
@@ -55,7 +59,7 @@ pub struct Producer {
 impl std::fmt::Debug for Producer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Producer")
-            .field("identity", &self.identity)
+            .field("identity", &self.acc.current_identity())
             .field("outstanding", &self.acc.outstanding())
             .finish()
     }
@@ -75,7 +79,6 @@ impl Producer {
             config,
             client: Some(client),
             acc,
-            identity: None,
             topics: HashMap::new(),
             sticky: HashMap::new(),
             failures: Vec::new(),
@@ -90,7 +93,7 @@ impl Producer {
     /// The producer id and epoch in use (`None` before the first batch, or without
     /// idempotence).
     pub fn identity(&self) -> Option<ProducerIdentity> {
-        self.identity.filter(|i| i.producer_id >= 0)
+        self.acc.current_identity().filter(|i| i.producer_id >= 0)
     }
 
     /// Records sent to the producer and not yet acknowledged or failed.
@@ -145,9 +148,11 @@ impl Producer {
     /// Sends every queued record and waits until all are acknowledged, or `deadline`.
     ///
     /// Retriable failures (leader moved, connection lost, timeouts) are retried with the
-    /// same batches until `deadline`; then [`Error::Timeout`] is returned and the records
-    /// stay queued (a later `flush` continues). A batch that failed for good (e.g.
-    /// MESSAGE_TOO_LARGE) is reported here once, as the first such error.
+    /// same batches until each batch's `delivery.timeout.ms` has passed, when it fails
+    /// ([`Error::Timeout`] naming the partition and the last error). If `deadline` comes
+    /// first, [`Error::Timeout`] is returned and the records stay queued (a later `flush`
+    /// continues). A batch that failed (e.g. MESSAGE_TOO_LARGE, or its delivery timeout) is
+    /// reported here once, as the first such error.
     pub fn flush(&mut self, deadline: Instant) -> Result<(), Error> {
         let start = Instant::now();
         while self.acc.outstanding() > 0 {
@@ -263,11 +268,11 @@ impl Producer {
     /// Takes a producer id (idempotence) if there is none, retrying the broker's "try again"
     /// answers until `deadline`.
     fn ensure_identity(&mut self, deadline: Instant) -> Result<ProducerIdentity, Error> {
-        if let Some(i) = self.identity {
+        if let Some(i) = self.acc.identity() {
             return Ok(i);
         }
         if !self.config.get_idempotence() {
-            self.identity = Some(ProducerIdentity::NONE);
+            self.acc.set_identity(ProducerIdentity::NONE);
             return Ok(ProducerIdentity::NONE);
         }
         let req = InitProducerIdRequest {
@@ -286,7 +291,7 @@ impl Producer {
                         producer_epoch: resp.producer_epoch,
                     };
                     log::debug!("producer id {} epoch {}", id.producer_id, id.producer_epoch);
-                    self.identity = Some(id);
+                    self.acc.set_identity(id);
                     return Ok(id);
                 }
                 Ok(resp) if resp.error().is_retriable() => format!("{}", resp.error()),
@@ -315,14 +320,27 @@ impl Producer {
 
     /// One round: seal what is ready, one Produce per leader, apply the answers.
     fn round(&mut self, deadline: Instant, flushing: bool) -> Result<(), Error> {
-        let identity = self.ensure_identity(deadline)?;
-        let batches = self
-            .acc
-            .drain(identity, Instant::now(), flushing)
-            .map_err(|e| Error::InvalidConfiguration {
-                field: "record",
-                reason: format!("cannot encode a batch: {e}"),
-            })?;
+        self.expire();
+        if self.acc.outstanding() == 0 {
+            return Ok(());
+        }
+        // InitProducerId is retried no longer than the first batch may wait: past that,
+        // the next round fails the batch (delivery.timeout.ms) instead.
+        let until = self.acc.oldest_batch().map_or(deadline, |t| {
+            deadline.min(t + self.config.get_delivery_timeout())
+        });
+        match self.ensure_identity(until) {
+            Ok(_) => {}
+            Err(Error::Timeout { .. }) if until < deadline => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        let batches =
+            self.acc
+                .drain(Instant::now(), flushing)
+                .map_err(|e| Error::InvalidConfiguration {
+                    field: "record",
+                    reason: format!("cannot encode a batch: {e}"),
+                })?;
         let mut by_leader: BTreeMap<i32, Vec<(TopicPartition, SealedBatch)>> = BTreeMap::new();
         let mut refresh = false;
         for (tp, b) in batches {
@@ -359,6 +377,45 @@ impl Producer {
             std::thread::sleep(pause);
         }
         Ok(())
+    }
+
+    /// Fails the batches past `delivery.timeout.ms`, keeping an error per partition for
+    /// [`flush`](Self::flush).
+    fn expire(&mut self) {
+        let timeout = self.config.get_delivery_timeout();
+        for Expired {
+            tp,
+            records,
+            sent,
+            attempts,
+            last_error,
+        } in self.acc.expire(Instant::now(), timeout)
+        {
+            let what = if sent {
+                format!(
+                    "{attempts} sends, last error: {}; the last batch may have been written",
+                    last_error.as_deref().unwrap_or("none")
+                )
+            } else {
+                "never sent: no broker answered".to_string()
+            };
+            log::warn!(
+                "{records} records for {}-{} not acknowledged within delivery.timeout.ms ({what})",
+                tp.0,
+                tp.1
+            );
+            self.failures.push((
+                tp.clone(),
+                Error::Timeout {
+                    operation: format!(
+                        "delivering {records} records to {}-{} ({what}; check the brokers \
+                         and the topic, or raise delivery.timeout.ms)",
+                        tp.0, tp.1
+                    ),
+                    limit: timeout,
+                },
+            ));
+        }
     }
 
     /// Sends one Produce with `batches` to `leader`. Returns (some batch settled, a
@@ -409,6 +466,10 @@ impl Producer {
                 // sequences, and the broker's idempotence check sorts it out.
                 log::debug!("Produce to node {leader} failed: {e}; retrying");
                 metrics.record_retry();
+                for (tp, _) in &batches {
+                    self.acc
+                        .note_retry(tp, format!("Produce to node {leader}: {e}"));
+                }
                 return Ok((false, true));
             }
             Err(e) => return Err(client_error(e)),
@@ -420,7 +481,6 @@ impl Producer {
             .collect();
         let mut progress = false;
         let mut refresh = false;
-        let mut reset = false;
         let mut answered = std::collections::HashSet::new();
         for t in &resp.responses {
             let name = if t.name.is_empty() {
@@ -440,11 +500,22 @@ impl Producer {
                     BatchOutcome::Retry { refresh: r } => {
                         log::debug!("Produce {}-{}: {}; retrying", tp.0, tp.1, p.error());
                         metrics.record_retry();
+                        self.acc.note_retry(&tp, p.error().name());
                         refresh |= *r;
+                    }
+                    BatchOutcome::RetryWithNewEpoch => {
+                        log::info!(
+                            "Produce {}-{}: {}; retrying under a bumped producer epoch from \
+                             sequence 0 (as Java's idempotent producer does)",
+                            tp.0,
+                            tp.1,
+                            p.error()
+                        );
+                        metrics.record_retry();
+                        self.acc.note_retry(&tp, p.error().name());
                     }
                     BatchOutcome::Failed(kind) => {
                         progress = true;
-                        reset = self.identity.is_some_and(|i| i.producer_id >= 0);
                         self.failures.push((
                             tp.clone(),
                             Error::Broker {
@@ -474,25 +545,6 @@ impl Producer {
         if answered.len() < batches.len() {
             // A partition the broker did not answer: send it again.
             refresh = true;
-        }
-        if reset {
-            // The sequence of a failed batch is a gap the broker will not accept: start
-            // over with a new producer id (in-flight batches of the old id are resent
-            // under the new one only if they were not written, which we cannot know, so
-            // they are reported lost).
-            let lost = self.acc.reset_sequences();
-            if lost > 0 {
-                self.failures.push((
-                    (String::new(), -1),
-                    Error::Protocol {
-                        broker: None,
-                        message: format!(
-                            "{lost} records in flight when a batch failed are not known to be written"
-                        ),
-                    },
-                ));
-            }
-            self.identity = None;
         }
         Ok((progress, refresh))
     }
