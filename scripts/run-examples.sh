@@ -44,5 +44,13 @@ check describe_streams_group "$out/describe" "state:"
 "$bin/tls_sasl" --cluster-env "$env_file" --duration 3 >"$out/tls_sasl" 2>&1 || true
 check tls_sasl "$out/tls_sasl" "left cleanly"
 
-echo "examples: $((4 - failures)) passed, $failures failed"
+# WordCount: feed three lines on stdin, let them be counted, close.
+wc_app=examples-wc-$$-$RANDOM
+{ printf '%s\n' "all streams lead to kafka" "hello kafka streams" "join kafka summit"; sleep 8; echo close; } |
+  "$bin/word_count" --bootstrap-server "$bootstrap" --application-id "$wc_app" \
+    --input "$wc_app-in" --output "$wc_app-out" >"$out/word_count" 2>&1 || true
+check word_count "$out/word_count" 'count "kafka" 3'
+check word_count-close "$out/word_count" "left cleanly"
+
+echo "examples: $((6 - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -1,17 +1,34 @@
-//! A Kafka Streams application instance in Rust: serdes, state stores and their changelogs,
-//! and the processing runtime over the membership handle, the fetcher and the producer.
+//! A Kafka Streams application instance in Rust: per-task processors over the Streams group
+//! membership, the [`Fetcher`](crate::consumer::Fetcher), the
+//! [`Producer`](crate::producer::Producer) and offset commits, with key-value stores restored
+//! from (and written to) their changelogs in Kafka Streams' byte format.
 //!
+//! * [`ProcessingRuntime`]: the processing loop of one member (at-least-once).
+//! * [`StreamsApp`]: topology + stores + a processor factory per task.
+//! * [`Processor`] / [`TaskContext`]: application code per task; send to sinks, reach stores.
+//! * [`word_count`]: Kafka's WordCountDemo, record for record.
 //! * [`serde`]: Kafka's built-in serdes, byte-exact.
 //! * [`store`]: in-memory key-value stores in Kafka Streams' changelog format.
 //! * [`changelog`]: restore and standby reading of changelog partitions.
 //! * [`purge`]: DeleteRecords of consumed repartition records.
 
+mod app;
 pub mod changelog;
+mod config;
+mod context;
 pub mod purge;
+mod runtime;
 pub mod serde;
 pub mod store;
+mod task;
+pub mod word_count;
 
+pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};
+pub use self::config::{ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL};
+pub use self::context::{Headers, Processor, TaskContext};
 pub use self::purge::RecordPurger;
+pub use self::runtime::{ProcessingRuntime, ProcessingStats};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
 pub use self::store::{changelog_topic, ChangelogRecord, KeyValueStore, StoreFormat, NO_TIMESTAMP};
+pub use self::task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};

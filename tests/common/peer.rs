@@ -32,6 +32,12 @@ pub struct PeerOptions<'a> {
 
 impl Peer {
     pub fn start(cluster: &super::Cluster, opts: PeerOptions<'_>) -> Peer {
+        Peer::start_with(cluster, opts, &[])
+    }
+
+    /// [`start`](Self::start) with extra peer arguments after the usual ones (a repeated
+    /// option wins, e.g. `["--topology", "wordcount", "--output", "counts"]`).
+    pub fn start_with(cluster: &super::Cluster, opts: PeerOptions<'_>, extra: &[&str]) -> Peer {
         let script = std::env::var_os("KSG_STREAMS_PEER")
             .map(PathBuf::from)
             .unwrap_or_else(|| {
@@ -47,7 +53,8 @@ impl Peer {
             .args(["--input", opts.input])
             .args(["--output", &format!("{}-out", opts.group)])
             .arg("--log-file")
-            .arg(&log_file);
+            .arg(&log_file)
+            .args(extra);
         if let Some(s) = &opts.app_server {
             cmd.args(["--app-server", s]);
         }

@@ -1,5 +1,7 @@
 package dev.ksg.peer;
 
+import java.util.Arrays;
+import java.util.Locale;
 import java.util.Properties;
 
 import org.apache.kafka.common.serialization.Serdes;
@@ -7,6 +9,7 @@ import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
@@ -46,7 +49,26 @@ final class PeerTopology {
         if (opts.topology.equals("join")) {
             return buildJoin(opts.input, opts.table, opts.output, props);
         }
+        if (opts.topology.equals("wordcount")) {
+            return buildWordCount(opts.input, opts.output, props);
+        }
         return build(opts.input, opts.output, opts.poison, props);
+    }
+
+    /**
+     * WordCountDemo's topology, exactly ({@code streams/examples/.../wordcount/WordCountDemo.java}):
+     * split each line into lower-case words on {@code \\W+}, re-key by word, count, write
+     * (String word, Long count) to the output. With String default serdes as the demo sets them.
+     */
+    static Topology buildWordCount(final String input, final String output, final Properties props) {
+        final StreamsBuilder builder = new StreamsBuilder();
+        final KStream<String, String> source = builder.stream(input);
+        final KTable<String, Long> counts = source
+            .flatMapValues(value -> Arrays.asList(value.toLowerCase(Locale.getDefault()).split("\\W+")))
+            .groupBy((key, value) -> value)
+            .count();
+        counts.toStream().to(output, Produced.with(Serdes.String(), Serdes.Long()));
+        return builder.build(props);
     }
 
     static Topology buildJoin(final String input, final String table, final String output, final Properties props) {

@@ -35,6 +35,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -391,7 +392,8 @@ public final class StreamsPeer {
             "  --bootstrap H:P       bootstrap.servers (required unless --print-topology)",
             "  --input TOPIC         input topic (default streams-peer-input)",
             "  --output TOPIC        output topic (default streams-peer-output)",
-            "  --topology NAME       count (default) or join: stream(input).join(table(--table)) -> output",
+            "  --topology NAME       count (default), join: stream(input).join(table(--table)) -> output,",
+            "                        or wordcount: WordCountDemo's topology (split, groupBy word, count)",
             "  --table TOPIC         the KTable topic of --topology join (default customers)",
             "  --app-server H:P      application.server (default: unset)",
             "  --tag K=V             client.tag.K=V (repeatable)",
@@ -461,8 +463,8 @@ public final class StreamsPeer {
             if (o.group == null || o.group.isEmpty()) {
                 throw new IllegalArgumentException("--group is required");
             }
-            if (!o.topology.equals("count") && !o.topology.equals("join")) {
-                throw new IllegalArgumentException("--topology is count or join, not " + o.topology);
+            if (!o.topology.equals("count") && !o.topology.equals("join") && !o.topology.equals("wordcount")) {
+                throw new IllegalArgumentException("--topology is count, join or wordcount, not " + o.topology);
             }
             if (!o.printTopology && (o.bootstrap == null || o.bootstrap.isEmpty())) {
                 throw new IllegalArgumentException("--bootstrap is required");
@@ -495,6 +497,12 @@ public final class StreamsPeer {
             p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
             // No record cache: every count update reaches the output topic at the next commit.
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0L);
+            if (topology.equals("wordcount")) {
+                // WordCountDemo's own settings (the cache is off above, as the demo has it).
+                p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+                p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class);
+                p.put(org.apache.kafka.clients.consumer.ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            }
             configs.forEach(p::put);
             return p;
         }

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# WordCount throughput and memory: the Rust instance (examples/word_count.rs, release build)
+# vs the Java WordCount (testing/streams-peer --topology wordcount, Kafka Streams 4.4.0), each
+# alone in its own application, on the same pre-loaded input and the same broker.
+#
+#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R]
+#
+# Words/s = output records (one count update per word, no record cache on either side) per
+# second between the first and the last output record, as seen by examples/word_count_watch.rs
+# (so JVM start, joining and topic creation are not counted). RSS = peak resident set of the
+# instance's process, sampled every 0.2 s. Both commit every 1000 ms. Uses KSG_CLUSTER_ENV if
+# set, else starts a broker (KSG_PORT_BASE, default 19792) and stops it at the end. Not part of
+# scripts/test.sh. Prints one line per run and a summary.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+lines=200000
+partitions=4
+reps=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --lines) lines=$2; shift 2 ;;
+    --partitions) partitions=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+log() { printf '[bench-wordcount] %s\n' "$*" >&2; }
+work=$(mktemp -d)
+started=""
+cleanup() {
+  jobs -p | xargs -r kill 2>/dev/null || true
+  rm -rf "$work"
+  if [ -n "$started" ]; then KSG_RUN_DIR=$started bash scripts/kafka.sh stop >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+log "building (release) and the Java peer"
+cargo build --quiet --release --example word_count --example word_count_watch
+bash scripts/streams-peer.sh build
+if [ -z "${KSG_CLUSTER_ENV:-}" ]; then
+  run_dir=$repo/.kafka/bench-wordcount
+  KSG_RUN_DIR=$run_dir KSG_PORT_BASE=${KSG_PORT_BASE:-19792} bash scripts/kafka.sh start --kafka "${KSG_KAFKA_VERSION:-4.4.0}" >&2
+  started=$run_dir
+  KSG_CLUSTER_ENV=$run_dir/cluster.env
+fi
+export KSG_RUN_DIR=$(dirname "$KSG_CLUSTER_ENV")
+bootstrap=$(grep '^KSG_BOOTSTRAP_PLAINTEXT=' "$KSG_CLUSTER_ENV" | cut -d= -f2)
+kafka_version=$(grep '^KSG_KAFKA_VERSION=' "$KSG_CLUSTER_ENV" | cut -d= -f2)
+
+# Deterministic input: lower-case ASCII words, Zipf-like, single spaces (so words = fields).
+awk -v n="$lines" 'BEGIN { srand(16); for (i = 0; i < n; i++) { k = 1 + int(rand() * 7); s = "";
+  for (j = 0; j < k; j++) { r = int(1 / (rand() * 0.999 + 0.001)); s = s (j ? " " : "") "w" r }
+  print s } }' > "$work/input.txt"
+words=$(awk '{ n += NF } END { print n }' "$work/input.txt")
+input=bench-wc-in-$$
+topic() { bash scripts/kafka.sh tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" \
+  --create --if-not-exists --topic "$1" --partitions "$partitions" >/dev/null; }
+topic "$input"
+log "loading $lines lines ($words words) into $input ($partitions partitions)"
+bash scripts/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" \
+  --topic "$input" --producer-property linger.ms=50 < "$work/input.txt" >/dev/null
+
+# peak RSS (kB) of pid $1 until it exits; written to $2
+sample_rss() {
+  local max=0 r
+  while kill -0 "$1" 2>/dev/null; do
+    r=$(awk '/VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0)
+    [ "${r:-0}" -gt "$max" ] && max=$r
+    echo "$max" > "$2"
+    sleep 0.2
+  done
+}
+
+run_one() { # impl rep
+  local impl=$1 rep=$2 app=bench-wc-$1-$$-$2 pid
+  local out=$app-out
+  topic "$out"
+  rm -f "$work/ctl"; mkfifo "$work/ctl"
+  ./target/release/examples/word_count_watch --bootstrap-server "$bootstrap" --topic "$out" \
+    --partitions "$partitions" --records "$words" --timeout 900 > "$work/watch" &
+  local watch=$!
+  if [ "$impl" = rust ]; then
+    ./target/release/examples/word_count --bootstrap-server "$bootstrap" --application-id "$app" \
+      --input "$input" --output "$out" --partitions "$partitions" --commit-ms 1000 --quiet \
+      --no-stdin-input < "$work/ctl" > "$work/$impl.log" 2>&1 &
+  else
+    bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" --input "$input" \
+      --output "$out" --topology wordcount --commit-ms 1000 --log-file "$work/$impl-peer.log" \
+      < "$work/ctl" > "$work/$impl.log" 2>&1 &
+  fi
+  pid=$!
+  exec 3>"$work/ctl"
+  sample_rss "$pid" "$work/rss" &
+  local sampler=$!
+  wait "$watch" || { log "$impl: watcher failed: $(cat "$work/watch")"; }
+  local rss; rss=$(cat "$work/rss")
+  echo close >&3; exec 3>&-
+  wait "$pid" || true
+  kill "$sampler" 2>/dev/null || true
+  local rate; rate=$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' "$work/watch")
+  echo "$impl rep=$rep words=$words words_per_s=${rate:-?} peak_rss_mb=$((rss / 1024)) ($(cat "$work/watch"))"
+}
+
+echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partitions partitions; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+for rep in $(seq 1 "$reps"); do
+  run_one rust "$rep"
+  run_one java "$rep"
+done

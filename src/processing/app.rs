@@ -1,0 +1,96 @@
+//! What an application is made of: the topology it sends, the stores of each subtopology and
+//! the factory of its per-task processors.
+
+use std::collections::BTreeMap;
+
+use crate::error::Error;
+use crate::streams::{StreamsTaskId, StreamsTopology};
+
+use super::context::Processor;
+use super::store::StoreFormat;
+
+/// Makes the processor of a task.
+pub type ProcessorFactory =
+    Box<dyn FnMut(&StreamsTaskId) -> Result<Box<dyn Processor>, Error> + Send>;
+
+/// An application: the topology (exactly as Java computes it, if Java instances share the
+/// group), the key-value stores per subtopology and a factory of processors per task.
+///
+/// A store `s` of subtopology `x` has the changelog `<application.id>-s-changelog`, which
+/// must be one of subtopology `x`'s state changelog topics; task `x_p` owns its partition `p`.
+pub struct StreamsApp {
+    pub(crate) topology: StreamsTopology,
+    pub(crate) stores: BTreeMap<String, Vec<(String, StoreFormat)>>,
+    pub(crate) factory: ProcessorFactory,
+}
+
+impl std::fmt::Debug for StreamsApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamsApp")
+            .field("topology", &self.topology)
+            .field("stores", &self.stores)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamsApp {
+    /// An application with `topology` whose tasks get processors from `factory`.
+    pub fn new(
+        topology: StreamsTopology,
+        factory: impl FnMut(&StreamsTaskId) -> Result<Box<dyn Processor>, Error> + Send + 'static,
+    ) -> Self {
+        StreamsApp {
+            topology,
+            stores: BTreeMap::new(),
+            factory: Box::new(factory),
+        }
+    }
+
+    /// Declares a store of subtopology `subtopology`: each task of it gets its own, restored
+    /// from the store's changelog partition before it processes.
+    pub fn store(
+        mut self,
+        subtopology: impl Into<String>,
+        name: impl Into<String>,
+        format: StoreFormat,
+    ) -> Self {
+        self.stores
+            .entry(subtopology.into())
+            .or_default()
+            .push((name.into(), format));
+        self
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &StreamsTopology {
+        &self.topology
+    }
+
+    /// Checks that every store's changelog is one of its subtopology's changelog topics.
+    pub(crate) fn validate(&self, application_id: &str) -> Result<(), Error> {
+        for (sub, stores) in &self.stores {
+            let s = self.topology.subtopology_by_id(sub).ok_or_else(|| {
+                Error::InvalidConfiguration {
+                    field: "store",
+                    reason: format!(
+                        "stores declared for subtopology {sub:?}, which the topology does not have"
+                    ),
+                }
+            })?;
+            for (name, _) in stores {
+                let changelog = super::store::changelog_topic(application_id, name);
+                if !s.state_changelog_topics.iter().any(|t| t.name == changelog) {
+                    return Err(Error::InvalidConfiguration {
+                        field: "store",
+                        reason: format!(
+                            "store {name:?} of subtopology {sub:?} writes {changelog:?}, which is \
+                             not among the subtopology's state changelog topics: add it to the \
+                             topology (TopicInfo::new({changelog:?}))"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! What application code sees while it processes a record: its task, the stores of its task
+//! and a way to send records to sink topics.
+
+use std::collections::BTreeMap;
+
+use crate::error::Error;
+use crate::producer::{Producer, ProducerRecord};
+use crate::streams::StreamsTaskId;
+
+use super::store::KeyValueStore;
+use super::task::InputRecord;
+
+/// Application code for one task: gets each input record of the task, in timestamp order
+/// across the task's partitions.
+///
+/// Made per task by the factory given to [`StreamsApp`](super::StreamsApp); dropped when the
+/// task is revoked or lost. A returned error stops the runtime (Kafka Streams' default
+/// `LogAndFailProcessingExceptionHandler`).
+pub trait Processor: Send {
+    /// Processes one record.
+    fn process(&mut self, ctx: &mut TaskContext<'_>, record: &InputRecord) -> Result<(), Error>;
+}
+
+/// Headers of a record: `(key, value)` pairs in order, a `None` value is a null header.
+pub type Headers = [(Vec<u8>, Option<Vec<u8>>)];
+
+/// The task's view of the runtime while one record is processed.
+pub struct TaskContext<'a> {
+    pub(crate) task: &'a StreamsTaskId,
+    pub(crate) producer: &'a mut Producer,
+    pub(crate) stores: &'a mut BTreeMap<String, KeyValueStore>,
+    pub(crate) sent: &'a mut u64,
+}
+
+impl TaskContext<'_> {
+    /// The task being processed.
+    pub fn task(&self) -> &StreamsTaskId {
+        self.task
+    }
+
+    /// Sends a record to `topic`, partitioned as Kafka Streams does by default: Java's
+    /// murmur2 partitioner on the key bytes (any partition for a null key). Returns the
+    /// partition. Delivery is confirmed at the next commit (the producer is flushed before
+    /// offsets are committed).
+    pub fn send(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: &Headers,
+    ) -> Result<i32, Error> {
+        self.send_record(topic, None, key, value, timestamp, headers)
+    }
+
+    /// Like [`send`](Self::send) to an explicit partition.
+    pub fn send_to_partition(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: &Headers,
+    ) -> Result<i32, Error> {
+        self.send_record(topic, Some(partition), key, value, timestamp, headers)
+    }
+
+    fn send_record(
+        &mut self,
+        topic: &str,
+        partition: Option<i32>,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: &Headers,
+    ) -> Result<i32, Error> {
+        let mut r = ProducerRecord::new(topic, key, value).timestamp(timestamp);
+        if let Some(p) = partition {
+            r = r.partition(p);
+        }
+        for (k, v) in headers {
+            r = r.header(k, v.as_deref());
+        }
+        *self.sent += 1;
+        self.producer.send(r)
+    }
+
+    /// The task's store named `name` (restored before the first record); every write is sent
+    /// to its changelog partition (= the task's partition) after this record.
+    pub fn store(&mut self, name: &str) -> Result<&mut KeyValueStore, Error> {
+        let task = self.task;
+        self.stores
+            .get_mut(name)
+            .ok_or_else(|| Error::InvalidConfiguration {
+                field: "store",
+                reason: format!(
+                    "task {task} has no store named {name:?}: declare it with \
+                     StreamsApp::store for subtopology {}",
+                    task.subtopology_id
+                ),
+            })
+    }
+}
