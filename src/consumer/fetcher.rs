@@ -20,6 +20,9 @@ use super::records::PartitionRecords;
 /// travel back, at most.
 const ANSWER_MARGIN: Duration = Duration::from_millis(100);
 
+/// Below this much time before the poll deadline no Fetch is sent: it could not come back.
+const MIN_FETCH_TIME: Duration = Duration::from_millis(2);
+
 /// A blocking consumer of explicitly assigned partitions (no consumer group).
 ///
 /// ```no_run
@@ -119,7 +122,7 @@ impl Fetcher {
                 return Err(e);
             }
             let now = Instant::now();
-            if now >= deadline {
+            if now + MIN_FETCH_TIME >= deadline {
                 return Ok(Vec::new());
             }
             if self.core.needs_metadata() {
@@ -154,6 +157,11 @@ impl Fetcher {
             let mut out = Vec::new();
             for node in nodes {
                 let left = deadline.saturating_duration_since(Instant::now());
+                if left < MIN_FETCH_TIME {
+                    // Too little time for a round trip: a Fetch sent now would only time out
+                    // and cost its connection. The next poll asks this leader first.
+                    break;
+                }
                 let margin = ANSWER_MARGIN.min(left / 5);
                 let wait = if out.is_empty() {
                     self.core.settings().max_wait.min(left - margin)
@@ -162,6 +170,13 @@ impl Fetcher {
                 };
                 match self.send_fetch(node, wait, deadline) {
                     Ok(records) => out.extend(records),
+                    Err(e) if e.is_timeout() && Instant::now() >= deadline => {
+                        // The caller's deadline ended the wait, not the broker: the leader is
+                        // still the leader, so keep the metadata (refreshing it here made
+                        // short polls loop on refresh + reconnect without fetching).
+                        log::debug!("Fetch to node {node}: {e} (poll deadline reached)");
+                        break;
+                    }
                     Err(e) if e.is_retriable() => {
                         log::debug!("Fetch to node {node}: {e}; refreshing metadata");
                         self.core.invalidate_metadata();
