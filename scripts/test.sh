@@ -45,9 +45,20 @@ phase() { phase_start=$(date +%s%3N); echo; echo "=== $*"; }
 phase_end() { echo "=== $1 took $(( $(date +%s%3N) - phase_start )) ms"; }
 
 # Runs cargo test, echoing its output and keeping its "test result" lines for the summary.
+# A run that outlives KSG_TEST_RUN_LIMIT seconds (default 1800) is killed with its test
+# binaries, so one hung test fails the run instead of eating CI's 90 minutes (libtest names
+# the tests "running for over 60 seconds" above the kill line).
 cargo_test() {
-  local status=0
-  cargo test "$@" 2>&1 | tee -a "$results" || status=$?
+  local status=0 limit=${KSG_TEST_RUN_LIMIT:-1800}
+  {
+    local rc=0
+    timeout --kill-after=15 "$limit" cargo test "$@" || rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+      echo "=== cargo test $* exceeded ${limit} s: killed with its test binaries (a test hung)"
+      pkill -KILL -f "^$repo/target/debug/deps/" || true
+    fi
+    exit $rc
+  } 2>&1 | tee -a "$results" || status=$?
   return $status
 }
 
