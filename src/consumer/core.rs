@@ -241,8 +241,7 @@ impl FetcherCore {
     /// ListOffsets requests, one per leader, for every partition without a position; an
     /// error for a partition whose policy is `none`.
     pub fn reset_requests(&mut self) -> Result<Vec<(i32, ListOffsetsRequest)>, Error> {
-        let mut by_node: BTreeMap<i32, BTreeMap<String, Vec<ListOffsetsPartition>>> =
-            BTreeMap::new();
+        let mut wanted = Vec::new();
         for (tp, s) in &self.assigned {
             if s.position.is_some() {
                 continue;
@@ -267,37 +266,9 @@ impl FetcherCore {
                     });
                 }
             };
-            let Some(leader) = self.leader(tp) else {
-                continue;
-            };
-            by_node
-                .entry(leader.node)
-                .or_default()
-                .entry(tp.topic.clone())
-                .or_default()
-                .push(ListOffsetsPartition {
-                    partition_index: tp.partition,
-                    current_leader_epoch: leader.epoch,
-                    timestamp,
-                });
+            wanted.push((tp, timestamp));
         }
-        let isolation = self.settings.isolation.wire();
-        Ok(by_node
-            .into_iter()
-            .map(|(node, topics)| {
-                (
-                    node,
-                    ListOffsetsRequest {
-                        isolation_level: isolation,
-                        topics: topics
-                            .into_iter()
-                            .map(|(name, partitions)| ListOffsetsTopic { name, partitions })
-                            .collect(),
-                        ..Default::default()
-                    },
-                )
-            })
-            .collect())
+        Ok(self.list_offsets_by_leader(wanted, self.settings.isolation))
     }
 
     /// Applies a ListOffsets answer: positions for the partitions answered, a metadata
@@ -353,9 +324,19 @@ impl FetcherCore {
         timestamp: i64,
         isolation: IsolationLevel,
     ) -> Vec<(i32, ListOffsetsRequest)> {
+        self.list_offsets_by_leader(partitions.iter().map(|tp| (tp, timestamp)), isolation)
+    }
+
+    /// One ListOffsets request per leader for the `(partition, timestamp)` pairs whose
+    /// leader is known (the others are left out), topics grouped within each.
+    fn list_offsets_by_leader<'a>(
+        &self,
+        wanted: impl IntoIterator<Item = (&'a TopicPartition, i64)>,
+        isolation: IsolationLevel,
+    ) -> Vec<(i32, ListOffsetsRequest)> {
         let mut by_node: BTreeMap<i32, BTreeMap<String, Vec<ListOffsetsPartition>>> =
             BTreeMap::new();
-        for tp in partitions {
+        for (tp, timestamp) in wanted {
             let Some(leader) = self.leader(tp) else {
                 continue;
             };
