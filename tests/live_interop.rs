@@ -12,239 +12,15 @@
 mod common;
 
 use common::member::Member;
+use common::peer::{json_string_field, parse_task_list, Peer, PeerOptions};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::{
     describe_streams_group, describe_streams_groups, ClientConfig, DescribedGroupState, Error,
     StreamsGroupConfig, StreamsGroupDescription, StreamsStatusCode, StreamsTaskId,
 };
-
-// ---------------------------------------------------------------------------------------------
-// The Java peer.
-
-/// A running Java Kafka Streams peer. Killed (SIGKILL) and reaped on drop.
-struct Peer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    /// Every `state …` line seen so far, in order.
-    states: Vec<String>,
-    /// Other asynchronous lines (`uncaught …`, `closed`).
-    events: Vec<String>,
-    name: String,
-}
-
-struct PeerOptions<'a> {
-    group: &'a str,
-    input: &'a str,
-    app_server: Option<String>,
-    tags: Vec<(&'a str, &'a str)>,
-}
-
-impl Peer {
-    fn start(cluster: &common::Cluster, opts: PeerOptions<'_>) -> Peer {
-        let script = std::env::var_os("KSG_STREAMS_PEER")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/streams-peer.sh")
-            });
-        let log_file =
-            PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-peer.log", opts.group));
-        let mut cmd = Command::new("bash");
-        cmd.arg(&script)
-            .arg("run")
-            .args(["--group", opts.group])
-            .args(["--bootstrap", cluster.plaintext()])
-            .args(["--input", opts.input])
-            .args(["--output", &format!("{}-out", opts.group)])
-            .arg("--log-file")
-            .arg(&log_file);
-        if let Some(s) = &opts.app_server {
-            cmd.args(["--app-server", s]);
-        }
-        for (k, v) in &opts.tags {
-            cmd.args(["--tag", &format!("{k}={v}")]);
-        }
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start the Java peer {}: {e}", script.display()));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut peer = Peer {
-            child,
-            stdin,
-            lines,
-            states: Vec::new(),
-            events: Vec::new(),
-            name: format!("peer[{}]", opts.group),
-        };
-        // `ready` comes once the KafkaStreams instance is built (JVM start: a few seconds;
-        // the first run may build the peer first).
-        peer.expect_line(Duration::from_secs(60), |l| l == "ready");
-        eprintln!(
-            "{}: ready (pid {}, log {})",
-            peer.name,
-            peer.pid(),
-            log_file.display()
-        );
-        peer
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// Next line, filing `state …`/`uncaught …` lines away; None on timeout or EOF.
-    fn next_line(&mut self, deadline: Instant) -> Option<String> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(left) {
-            Ok(line) => {
-                if let Some(s) = line.strip_prefix("state ") {
-                    self.states.push(s.to_string());
-                } else if line.starts_with("uncaught ") || line == "closed" {
-                    self.events.push(line.clone());
-                }
-                Some(line)
-            }
-            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
-        }
-    }
-
-    /// Reads lines until one matches; panics after `timeout`.
-    fn expect_line(&mut self, timeout: Duration, want: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            match self.next_line(deadline) {
-                Some(l) if want(&l) => return l,
-                Some(_) => {}
-                None => panic!(
-                    "{}: no expected line within {timeout:?} (states {:?}, events {:?})",
-                    self.name, self.states, self.events
-                ),
-            }
-        }
-    }
-
-    /// Sends a command and returns its reply (the first line starting with the command's name,
-    /// `ok` or `err`), skipping asynchronous lines. Commands are answered in order.
-    fn command(&mut self, line: &str) -> String {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "{line}").expect("write to peer");
-        stdin.flush().expect("flush peer stdin");
-        let name = line
-            .split_whitespace()
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        assert_ne!(name, "state", "the `state` reply is ambiguous; use `info`");
-        let reply = self.expect_line(Duration::from_secs(30), |l| {
-            l.starts_with(&format!("{name} "))
-                || l == name
-                || l.starts_with(&format!("ok {name}"))
-                || l.starts_with("err ")
-        });
-        assert!(
-            !reply.starts_with("err "),
-            "{}: {line} -> {reply}",
-            self.name
-        );
-        reply
-    }
-
-    /// The active tasks the Java instance runs now (`tasks` command).
-    fn active_tasks(&mut self) -> BTreeSet<StreamsTaskId> {
-        let reply = self.command("tasks");
-        let active = reply
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("active="))
-            .unwrap_or_else(|| panic!("odd tasks reply {reply:?}"));
-        parse_task_list(active)
-    }
-
-    /// A field of the `info` JSON (a string value).
-    fn info_field(&mut self, key: &str) -> String {
-        let reply = self.command("info");
-        json_string_field(&reply, key).unwrap_or_else(|| panic!("no {key} in {reply:?}"))
-    }
-
-    /// Waits until a `state` line matching `want` arrived (or had arrived).
-    fn wait_state(&mut self, timeout: Duration, want: impl Fn(&str) -> bool) -> String {
-        if let Some(s) = self.states.iter().find(|s| want(s)) {
-            return s.clone();
-        }
-        let line = self.expect_line(timeout, |l| l.strip_prefix("state ").is_some_and(&want));
-        line.trim_start_matches("state ").to_string()
-    }
-
-    /// `close` (leave the group) and wait for `closed` and the exit.
-    fn close(mut self) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        writeln!(stdin, "close").expect("write close");
-        stdin.flush().expect("flush");
-        self.expect_line(Duration::from_secs(40), |l| l == "closed");
-        let _ = self.stdin.take();
-        let status = self.child.wait().expect("wait for peer");
-        assert!(status.success(), "{}: exit {status}", self.name);
-    }
-
-    /// SIGKILL: the member stays in the group until the broker's session timeout.
-    fn kill_hard(mut self) {
-        let pid = self.pid().to_string();
-        let status = Command::new("kill")
-            .args(["-9", &pid])
-            .status()
-            .expect("run kill");
-        assert!(status.success(), "kill -9 {pid}");
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// `0_0,1_3` → task ids; an empty string is no tasks.
-fn parse_task_list(s: &str) -> BTreeSet<StreamsTaskId> {
-    s.split(',')
-        .filter(|t| !t.is_empty())
-        .map(|t| {
-            let (sub, p) = t
-                .rsplit_once('_')
-                .unwrap_or_else(|| panic!("bad task id {t:?}"));
-            StreamsTaskId::new(sub, p.parse().expect("task partition"))
-        })
-        .collect()
-}
-
-/// The string value of `"key":"value"` in a flat JSON text (enough for the peer's replies).
-fn json_string_field(json: &str, key: &str) -> Option<String> {
-    let at = json.find(&format!("\"{key}\":\""))? + key.len() + 4;
-    let rest = &json[at..];
-    Some(rest[..rest.find('"')?].to_string())
-}
 
 // ---------------------------------------------------------------------------------------------
 // Helpers.
@@ -388,12 +164,10 @@ struct ToolMember {
 
 /// Runs Kafka's StreamsGroupCommand on the harness broker's jars.
 fn kafka_streams_groups_describe(cluster: &common::Cluster, group: &str) -> String {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .args([
-            "tool",
-            "org.apache.kafka.tools.streams.StreamsGroupCommand",
+    common::kafka_tool(
+        cluster,
+        "org.apache.kafka.tools.streams.StreamsGroupCommand",
+        &[
             "--bootstrap-server",
             cluster.plaintext(),
             "--describe",
@@ -401,20 +175,8 @@ fn kafka_streams_groups_describe(cluster: &common::Cluster, group: &str) -> Stri
             group,
             "--members",
             "--verbose",
-        ])
-        .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
-        .env("KSG_KAFKA_VERSION", cluster.value("KSG_KAFKA_VERSION"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("run StreamsGroupCommand");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "StreamsGroupCommand failed: {}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+        ],
+    )
 }
 
 /// Parses the member table: `GROUP TARGET-ASSIGNMENT-EPOCH TOPOLOGY-EPOCH MEMBER

@@ -5,8 +5,6 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -144,12 +142,10 @@ fn admin_fetch(cluster: &common::Cluster, group: &str, input: &str, parts: &[i32
 
 /// `kafka-streams-groups.sh --describe --offsets` from the broker's own jars.
 fn tool_describe_offsets(cluster: &common::Cluster, group: &str) -> String {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .args([
-            "tool",
-            "org.apache.kafka.tools.streams.StreamsGroupCommand",
+    common::kafka_tool(
+        cluster,
+        "org.apache.kafka.tools.streams.StreamsGroupCommand",
+        &[
             "--bootstrap-server",
             cluster.plaintext(),
             "--describe",
@@ -157,20 +153,8 @@ fn tool_describe_offsets(cluster: &common::Cluster, group: &str) -> String {
             group,
             "--offsets",
             "--verbose",
-        ])
-        .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
-        .env("KSG_KAFKA_VERSION", cluster.value("KSG_KAFKA_VERSION"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("run StreamsGroupCommand");
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "StreamsGroupCommand failed: {}\n{stdout}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+        ],
+    )
 }
 
 #[test]

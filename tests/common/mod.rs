@@ -221,3 +221,28 @@ pub fn kafka_sh(run_dir: &str, args: &[&str], extra_env: &[(&str, String)]) -> s
     );
     took
 }
+
+/// Runs a Kafka command-line tool (`class`, e.g.
+/// `org.apache.kafka.tools.streams.StreamsGroupCommand`) from the harness broker's own jars
+/// (`scripts/kafka.sh tool`) against `cluster` and returns its standard output; panics with
+/// both outputs if the tool fails.
+pub fn kafka_tool(cluster: &Cluster, class: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
+        .arg("tool")
+        .arg(class)
+        .args(args)
+        .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
+        .env("KSG_KAFKA_VERSION", cluster.value("KSG_KAFKA_VERSION"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run scripts/kafka.sh tool {class}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{class} failed: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
