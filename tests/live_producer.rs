@@ -12,7 +12,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{create_topic, unique_name, Cluster, LIVE};
@@ -355,7 +355,15 @@ struct ProxiedBroker {
 }
 
 impl ProxiedBroker {
-    fn start(run_dir: &str, base: u16, version: &str, proxy_port: u16) -> ProxiedBroker {
+    /// Starts it; the pid of the running `scripts/kafka.sh start` is kept in `starting`
+    /// (0 once it returned), for the watchdog.
+    fn start(
+        run_dir: &str,
+        base: u16,
+        version: &str,
+        proxy_port: u16,
+        starting: &AtomicU32,
+    ) -> ProxiedBroker {
         let p = |off: u16| base + off;
         let config = format!(
             "listeners=PLAINTEXT://127.0.0.1:{},PROXIED://127.0.0.1:{},SASL_PLAINTEXT://127.0.0.1:{},\
@@ -376,14 +384,16 @@ impl ProxiedBroker {
         let broker = ProxiedBroker {
             run_dir: run_dir.to_string(),
         };
-        common::kafka_sh(
+        common::kafka_sh_with(
             run_dir,
             &["start", "--kafka", version],
             &[
                 ("KSG_PORT_BASE", base.to_string()),
                 ("KSG_BROKER_CONFIG", config),
             ],
+            |pid| starting.store(pid, Ordering::SeqCst),
         );
+        starting.store(0, Ordering::SeqCst);
         broker
     }
 }
@@ -442,8 +452,12 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
         "{}/.kafka/producer-proxied-{base}",
         env!("CARGO_MANIFEST_DIR")
     );
+    // The pid of a `kafka.sh start` still running: the watchdog ends it before stopping the
+    // broker, or the script would go on and leave a broker behind.
+    let starting = std::sync::Arc::new(AtomicU32::new(0));
     let watchdog = {
         let run_dir = run_dir.clone();
+        let starting = std::sync::Arc::clone(&starting);
         common::Watchdog::start(
             "connection_cuts_mid_produce_give_no_duplicate_and_no_loss",
             Duration::from_secs(
@@ -452,14 +466,20 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
                     .and_then(|s| s.parse().ok())
                     .unwrap_or(300),
             ),
-            move || stop_broker(&run_dir),
+            move || {
+                let pid = starting.load(Ordering::SeqCst);
+                if pid != 0 {
+                    let _ = Command::new("kill").arg(pid.to_string()).status();
+                }
+                stop_broker(&run_dir);
+            },
         )
     };
     let proxy = FaultProxy::start(format!("127.0.0.1:{}", base + 1).parse().expect("addr"));
     watchdog.step(format!(
         "start the proxied Kafka {version} broker at port base {base}"
     ));
-    let _broker = ProxiedBroker::start(&run_dir, base, &version, proxy.addr().port());
+    let _broker = ProxiedBroker::start(&run_dir, base, &version, proxy.addr().port(), &starting);
     let direct = format!("127.0.0.1:{base}");
     let topic = unique_name("ksg-producer-cuts");
     watchdog.step("create the topic");

@@ -195,6 +195,17 @@ pub fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) {
 /// `KSG_NODES` and `KSG_BROKER_CONFIG` of the test's own environment are not passed on: later
 /// commands read the node count from the run dir, and a `start` gets them from `extra_env`.
 pub fn kafka_sh(run_dir: &str, args: &[&str], extra_env: &[(&str, String)]) -> std::time::Duration {
+    kafka_sh_with(run_dir, args, extra_env, |_| {})
+}
+
+/// [`kafka_sh`] that hands the script's process id to `on_spawn` once it runs (so that a
+/// [`Watchdog`] can end a `start` that is still running when it fires).
+pub fn kafka_sh_with(
+    run_dir: &str,
+    args: &[&str],
+    extra_env: &[(&str, String)],
+    on_spawn: impl FnOnce(u32),
+) -> std::time::Duration {
     let started = std::time::Instant::now();
     let mut cmd = std::process::Command::new("bash");
     cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
@@ -205,9 +216,15 @@ pub fn kafka_sh(run_dir: &str, args: &[&str], extra_env: &[(&str, String)]) -> s
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
-    let out = cmd
-        .output()
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap_or_else(|e| panic!("cannot run scripts/kafka.sh: {e}"));
+    on_spawn(child.id());
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("scripts/kafka.sh: {e}"));
     let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     for line in stderr.lines() {
