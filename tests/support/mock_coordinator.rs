@@ -7,7 +7,9 @@
 //! It answers ApiVersions (advertised StreamsGroupHeartbeat range configurable), FindCoordinator
 //! (pointing at itself or at any address the test sets, e.g. a second mock or a fault proxy),
 //! a minimal Metadata (optionally with every asked topic, see
-//! [`MockCoordinator::set_metadata_partitions`], and resetting connections on request), and StreamsGroupHeartbeat through a **script**: queued [`Reply`]s are used
+//! [`MockCoordinator::set_metadata_partitions`], and resetting connections on request), a
+//! Produce it never answers (a stalled broker, see [`MockCoordinator::set_silent_produce`]),
+//! and StreamsGroupHeartbeat through a **script**: queued [`Reply`]s are used
 //! first, then the fallback responder closure. Every heartbeat request is recorded decoded,
 //! with its receive time and connection number; a request that arrives on a connection while an
 //! earlier one on it is still unanswered is counted as *pipelined* (the client must never do
@@ -32,6 +34,7 @@ use kafka_streams_group::protocol::api::metadata::{
     MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
     MetadataResponseTopic,
 };
+use kafka_streams_group::protocol::api::produce::ProduceRequest;
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, TaskIds,
 };
@@ -113,6 +116,8 @@ struct Settings {
     metadata_partitions: Option<i32>,
     /// Metadata requests still to be answered with a TCP reset instead.
     metadata_resets: usize,
+    /// Advertise Produce and swallow every Produce request (never answer it).
+    silent_produce: bool,
 }
 
 struct Inner {
@@ -214,6 +219,7 @@ impl MockCoordinator {
                 find_coordinator_error: 0,
                 metadata_partitions: None,
                 metadata_resets: 0,
+                silent_produce: false,
             }),
             script: Mutex::new(VecDeque::new()),
             responder: Mutex::new(Box::new(steady(1, 200, &[]))),
@@ -286,6 +292,11 @@ impl MockCoordinator {
     /// Metadata resets armed by [`Self::reset_next_metadata`] and not yet done.
     pub fn metadata_resets_left(&self) -> usize {
         lock(&self.inner.settings).metadata_resets
+    }
+
+    /// Advertises Produce and never answers it (`true`), as a broker that stalls.
+    pub fn set_silent_produce(&self, on: bool) {
+        lock(&self.inner.settings).silent_produce = on;
     }
 
     /// Replaces the fallback responder.
@@ -519,6 +530,7 @@ fn serve(mut s: TcpStream, inner: &Inner, conn: usize, node_id: i32, own: Socket
                 k if k == StreamsGroupHeartbeatRequest::API_KEY => {
                     heartbeat(&mut s, &frame, inner, conn, &mut pending)
                 }
+                k if k == ProduceRequest::API_KEY => lock(&inner.settings).silent_produce,
                 _ => false,
             };
             if !ok {
@@ -558,6 +570,13 @@ fn api_versions(s: &mut TcpStream, frame: &[u8], version: i16, inner: &Inner) ->
     ];
     if let Some((min, max)) = lock(&inner.settings).heartbeat_versions {
         keys.push((StreamsGroupHeartbeatRequest::API_KEY, min, max));
+    }
+    if lock(&inner.settings).silent_produce {
+        keys.push((
+            ProduceRequest::API_KEY,
+            ProduceRequest::MIN_VERSION,
+            ProduceRequest::MAX_VERSION,
+        ));
     }
     let body = ApiVersionsResponse {
         api_keys: keys
