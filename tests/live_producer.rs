@@ -1,46 +1,29 @@
 //! The producer against a real broker (issue 15): records of every shape with each
 //! compression type, read back with a raw Fetch and the record-batch decoder (identical
 //! content, per-partition order, keyed records on Java's partition); and idempotence across
-//! connection cuts.
+//! a broker crash. Connection cuts, `delivery.timeout.ms` and `buffer.memory` through the
+//! fault proxy: tests/live_producer_cuts.rs.
 //!
 //! Run: `KSG_CLUSTER_ENV=.kafka/run/cluster.env cargo test --test live_producer -- --ignored`.
 
-#[path = "support/fault_proxy.rs"]
-mod fault_proxy;
+#[path = "support/producer_read.rs"]
+mod producer_read;
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{create_topic, unique_name, Cluster, LIVE};
-use fault_proxy::FaultProxy;
-use kafka_streams_group::client::{BrokerConnectOptions, BrokerConnection};
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
-use kafka_streams_group::protocol::api::fetch::{FetchPartition, FetchRequest, FetchTopic};
-use kafka_streams_group::protocol::api::metadata::MetadataRequest;
-use kafka_streams_group::protocol::records::{
-    partition_for_key, BatchReader, Compression, DecodeLimits,
-};
-use kafka_streams_group::protocol::{BrokerErrorKind, Uuid};
+use kafka_streams_group::protocol::records::{partition_for_key, Compression};
+use kafka_streams_group::protocol::BrokerErrorKind;
 use kafka_streams_group::ClientConfig;
+use producer_read::{deadline, read_back_partitions, Seen};
 
 const PARTITIONS: i32 = 3;
-
-fn deadline() -> Instant {
-    Instant::now() + Duration::from_secs(30)
-}
-
-/// One record as read back (or as expected).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Seen {
-    key: Option<Vec<u8>>,
-    value: Option<Vec<u8>>,
-    headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    timestamp: i64,
-}
 
 /// Record `i` of a run: null keys, empty, null and 100 KB values, headers, timestamps.
 fn record(topic: &str, i: usize, base_ts: i64) -> ProducerRecord {
@@ -74,78 +57,9 @@ fn seen(r: &ProducerRecord) -> Seen {
     }
 }
 
-/// Reads every record of `topic`'s partitions with raw Fetch requests (negotiated version,
-/// topic id where it uses one) until each partition's high watermark.
+/// [`read_back_partitions`] for a topic of [`PARTITIONS`] partitions.
 fn read_back(bootstrap: &str, topic: &str) -> BTreeMap<i32, Vec<Seen>> {
     read_back_partitions(bootstrap, topic, PARTITIONS)
-}
-
-/// [`read_back`] for a topic of `partitions` partitions.
-fn read_back_partitions(bootstrap: &str, topic: &str, partitions: i32) -> BTreeMap<i32, Vec<Seen>> {
-    let opts = BrokerConnectOptions {
-        client_id: Some("ksg-live-producer-reader".into()),
-        ..Default::default()
-    };
-    let mut conn = BrokerConnection::connect(bootstrap, &opts, deadline()).expect("connect");
-    let v = conn.pick_version::<MetadataRequest>().expect("Metadata");
-    let md = conn
-        .send_request(&MetadataRequest::for_topics([topic]), v, deadline())
-        .expect("metadata");
-    let topic_id: Uuid = md.topic(topic).expect("topic").topic_id;
-    let fv = conn.pick_version::<FetchRequest>().expect("Fetch");
-    let mut out = BTreeMap::new();
-    for p in 0..partitions {
-        let mut records = Vec::new();
-        let mut offset = 0i64;
-        let until = deadline();
-        loop {
-            let req = FetchRequest {
-                max_wait_ms: 100,
-                min_bytes: 1,
-                max_bytes: 8 << 20,
-                topics: vec![FetchTopic {
-                    topic: topic.to_string(),
-                    topic_id,
-                    partitions: vec![FetchPartition {
-                        partition: p,
-                        fetch_offset: offset,
-                        partition_max_bytes: 4 << 20,
-                        ..Default::default()
-                    }],
-                }],
-                ..Default::default()
-            };
-            let resp = conn.send_request(&req, fv, deadline()).expect("fetch");
-            let pd = &resp.responses[0].partitions[0];
-            assert_eq!(pd.error(), BrokerErrorKind::None, "Fetch v{fv} {topic}-{p}");
-            for raw in BatchReader::new(pd.records_bytes()) {
-                let raw = raw.expect("batch");
-                let batch = raw.decode(&DecodeLimits::default()).expect("decode");
-                for r in batch.records() {
-                    if r.offset < offset {
-                        continue;
-                    }
-                    assert_eq!(r.offset, offset, "offsets are consecutive");
-                    offset += 1;
-                    records.push(Seen {
-                        key: r.key.map(<[u8]>::to_vec),
-                        value: r.value.map(<[u8]>::to_vec),
-                        headers: r
-                            .headers()
-                            .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
-                            .collect(),
-                        timestamp: r.timestamp,
-                    });
-                }
-            }
-            if offset >= pd.high_watermark {
-                break;
-            }
-            assert!(Instant::now() < until, "{topic}-{p}: stuck at {offset}");
-        }
-        out.insert(p, records);
-    }
-    out
 }
 
 fn producer(cluster: &Cluster, compression: Compression) -> Producer {
@@ -289,7 +203,7 @@ fn every_codec_round_trips_content_order_and_partitions() {
 /// the producer bumps its epoch locally, and the same partition takes the next records from
 /// sequence 0 under the new epoch (the broker accepts the client-side bump; without it the
 /// gap would give OUT_OF_ORDER_SEQUENCE_NUMBER). (The delivery timeout is shown through the
-/// fault proxy in `connection_cuts_mid_produce_give_no_duplicate_and_no_loss`: a topic with
+/// fault proxy in tests/live_producer_cuts.rs: a topic with
 /// `min.insync.replicas` above its replication factor is no stuck partition on Kafka 4.x,
 /// which caps the minimum at the replica count.)
 #[test]
@@ -343,168 +257,6 @@ fn a_refused_batch_bumps_the_epoch_and_the_partition_goes_on() {
         got, sent,
         "every small record once, in order; the large one not"
     );
-}
-
-/// The test's own broker (stopped when dropped) whose client listener is reached only
-/// through the fault proxy: `PROXIED` on base+1 (in place of the SSL listener, so that every
-/// port stays in this helper's range) advertised at the proxy's port. Kafka answers Metadata
-/// with the endpoints of the listener a request came in on, so a producer bootstrapped at
-/// the proxy sends every byte through it (the design of tests/soak_churn.rs).
-struct ProxiedBroker {
-    run_dir: String,
-}
-
-impl ProxiedBroker {
-    fn start(run_dir: &str, base: u16, version: &str, proxy_port: u16) -> ProxiedBroker {
-        let p = |off: u16| base + off;
-        let config = format!(
-            "listeners=PLAINTEXT://127.0.0.1:{},PROXIED://127.0.0.1:{},SASL_PLAINTEXT://127.0.0.1:{},\
-             SASL_SSL://127.0.0.1:{},CONTROLLER://127.0.0.1:{};\
-             advertised.listeners=PLAINTEXT://127.0.0.1:{},PROXIED://127.0.0.1:{proxy_port},\
-             SASL_PLAINTEXT://127.0.0.1:{},SASL_SSL://localhost:{};\
-             listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,\
-             SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,PROXIED:PLAINTEXT",
-            p(0),
-            p(1),
-            p(2),
-            p(3),
-            p(4),
-            p(0),
-            p(2),
-            p(3),
-        );
-        let broker = ProxiedBroker {
-            run_dir: run_dir.to_string(),
-        };
-        common::kafka_sh(
-            run_dir,
-            &["start", "--kafka", version],
-            &[
-                ("KSG_PORT_BASE", base.to_string()),
-                ("KSG_BROKER_CONFIG", config),
-            ],
-        );
-        broker
-    }
-}
-
-impl Drop for ProxiedBroker {
-    fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
-            .arg("stop")
-            .env("KSG_RUN_DIR", &self.run_dir)
-            .output();
-    }
-}
-
-/// Idempotence: every connection of the producer is cut (RST and FIN, alternately) every
-/// few tens of milliseconds while it produces; afterwards each partition holds exactly the
-/// records sent to it, in order, once. Each value is its global sequence number, so a
-/// duplicate or a gap shows by position.
-///
-/// Starts its own broker (same version as `KSG_CLUSTER_ENV`'s) at `KSG_PRODUCER_PORT_BASE`
-/// (default 29102). `KSG_MUTANT_NO_IDEMPOTENCE=1` turns idempotence off to show the test
-/// fails without it (observed: 10317 records read for 5346 sent on one partition).
-#[test]
-#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
-fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
-    common::init_logging();
-    let cluster = Cluster::get();
-    let (a, b, c) = cluster.kafka_version();
-    let version = format!("{a}.{b}.{c}");
-    let base: u16 = std::env::var("KSG_PRODUCER_PORT_BASE")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(29102);
-    let run_dir = format!(
-        "{}/.kafka/producer-proxied-{base}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let proxy = FaultProxy::start(format!("127.0.0.1:{}", base + 1).parse().expect("addr"));
-    let _broker = ProxiedBroker::start(&run_dir, base, &version, proxy.addr().port());
-    let direct = format!("127.0.0.1:{base}");
-    let topic = unique_name("ksg-producer-cuts");
-    kafka_streams_group::admin::create_topics(
-        &ClientConfig::new(direct.as_str()),
-        &[kafka_streams_group::admin::NewTopic::new(
-            &topic, PARTITIONS,
-        )],
-        Duration::from_secs(30),
-    )
-    .expect("create topic");
-
-    let config = ProducerConfig::new(
-        ClientConfig::new(proxy.addr().to_string())
-            .client_id("ksg-live-producer-cuts")
-            .request_timeout(Duration::from_secs(5))
-            .retry_backoff(Duration::from_millis(20), Duration::from_millis(200)),
-    )
-    .compression(Compression::Lz4)
-    .linger(Duration::from_millis(1))
-    .batch_size(4 * 1024)
-    .idempotence(std::env::var("KSG_MUTANT_NO_IDEMPOTENCE").is_err());
-    let mut producer = Producer::new(config).expect("producer");
-    const N: usize = 20_000;
-    let stop = AtomicBool::new(false);
-    let cuts = AtomicUsize::new(0);
-    let mut expected: BTreeMap<i32, Vec<Vec<u8>>> = BTreeMap::new();
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            while !stop.load(Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(25));
-                if cuts.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
-                    proxy.reset_all();
-                } else {
-                    proxy.disconnect_all();
-                }
-            }
-        });
-        for i in 0..N {
-            let value = format!("{i:08}").into_bytes();
-            let key = format!("k{}", i % 101).into_bytes();
-            let p = producer
-                .send(ProducerRecord::new(&topic, Some(&key), Some(&value)))
-                .expect("send");
-            expected.entry(p).or_default().push(value);
-        }
-        let r = producer.flush(Instant::now() + Duration::from_secs(60));
-        stop.store(true, Ordering::SeqCst);
-        r.expect("flush through the cuts");
-    });
-    let snapshot = producer.config().client().get_metrics().snapshot();
-    eprintln!(
-        "{N} records, {} cuts, {} proxied connections, producer {:?}, metrics {snapshot:?}",
-        cuts.load(Ordering::SeqCst),
-        proxy.accepted(),
-        producer.identity(),
-    );
-    assert!(
-        proxy.accepted() > 3,
-        "the cuts reached the producer's connections: {} accepted",
-        proxy.accepted()
-    );
-    delivery_timeout_through_a_dead_proxy(&proxy, &topic);
-    let got = read_back(&direct, &topic);
-    for part in 0..PARTITIONS {
-        let want = expected.get(&part).cloned().unwrap_or_default();
-        let have: Vec<Vec<u8>> = got
-            .get(&part)
-            .map(|v| {
-                v.iter()
-                    .map(|r| r.value.clone().unwrap_or_default())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if have != want {
-            let first = have.iter().zip(&want).position(|(h, w)| h != w);
-            panic!(
-                "partition {part}: {} records read, {} sent; first difference at {first:?}",
-                have.len(),
-                want.len()
-            );
-        }
-    }
 }
 
 /// Idempotence across a broker crash: the only broker is SIGKILLed while the producer is
@@ -604,54 +356,6 @@ fn broker_sigkill_and_restart_mid_produce_give_no_duplicate_and_no_loss() {
             );
         }
     }
-}
-
-/// `delivery.timeout.ms`: a producer whose every connection is reset (the fault proxy in
-/// `Reset` mode) fails its batch once the timeout has passed, with an error that names the
-/// partition, the last error and the setting, instead of retrying until the flush deadline;
-/// nothing stays queued. (The record is not written: nothing reaches the broker.)
-fn delivery_timeout_through_a_dead_proxy(proxy: &FaultProxy, topic: &str) {
-    use fault_proxy::Fault;
-    use kafka_streams_group::Error;
-    let delivery_timeout = Duration::from_secs(3);
-    let config = ProducerConfig::new(
-        ClientConfig::new(proxy.addr().to_string())
-            .client_id("ksg-live-producer-timeout")
-            .request_timeout(Duration::from_secs(1))
-            .retry_backoff(Duration::from_millis(50), Duration::from_millis(200)),
-    )
-    .linger(Duration::from_secs(60))
-    .delivery_timeout(delivery_timeout);
-    let mut p = Producer::new(config).expect("producer");
-    // Metadata through the healthy proxy; the batch waits for its linger.
-    p.send(ProducerRecord::new(
-        topic,
-        Some(b"timeout"),
-        Some(b"never written"),
-    ))
-    .expect("send");
-    proxy.set_fault(Fault::Reset);
-    let started = Instant::now();
-    let e = p
-        .flush(Instant::now() + Duration::from_secs(30))
-        .expect_err("no broker is reachable");
-    let elapsed = started.elapsed();
-    proxy.set_fault(Fault::PassThrough);
-    let text = e.to_string();
-    eprintln!("delivery timeout after {elapsed:?}: {text}");
-    assert!(
-        matches!(e, Error::Timeout { limit, .. } if limit == delivery_timeout),
-        "{e:?}"
-    );
-    assert!(
-        text.contains(&format!("{topic}-")) && text.contains("delivery.timeout.ms"),
-        "the error names the partition and the setting: {text}"
-    );
-    assert!(
-        elapsed < delivery_timeout * 4,
-        "failed by delivery.timeout.ms, not the flush deadline: {elapsed:?}"
-    );
-    assert_eq!(p.outstanding(), 0, "nothing left queued");
 }
 
 /// Rust producer → Java consumer: records of every codec, produced here, are read by Kafka's

@@ -18,11 +18,18 @@
 //!
 //! Every batch has a delivery deadline (`delivery.timeout.ms` from its creation, as in Java):
 //! [`Accumulator::expire`] fails what passed it instead of retrying forever.
+//!
+//! The accumulator also keeps Java's `buffer.memory` account: the (uncompressed) bytes of
+//! every batch not yet acknowledged or failed ([`Accumulator::queued_bytes`]).
+//! [`Accumulator::room`] says whether a record fits now, must wait for acknowledgements, or
+//! can never fit; the shell waits (`max.block.ms`) while it must.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crate::protocol::records::{BatchBuilder, Compression, Header, RecordSpec, RecordsError};
+use crate::protocol::records::{
+    BatchBuilder, Compression, Header, RecordSpec, RecordsError, BATCH_HEADER_LEN,
+};
 use crate::protocol::BrokerErrorKind;
 
 /// A topic and partition.
@@ -54,6 +61,33 @@ pub struct BatchSettings {
     pub batch_size: usize,
     /// `compression.type`.
     pub compression: Compression,
+    /// `buffer.memory`: the most bytes (uncompressed batch sizes) queued and not yet
+    /// acknowledged or failed.
+    pub buffer_memory: usize,
+}
+
+/// Slack for the varints of a record's offset and timestamp deltas, which are 1 byte each
+/// in an empty batch and at most 5 and 10 bytes in a fuller one.
+const DELTA_SLACK: usize = 4 + 9;
+
+/// Whether a record fits in `buffer.memory` (see [`Accumulator::room`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Room {
+    /// Append it now.
+    Fits,
+    /// Wait until acknowledgements (or failures) free `needed - (limit - queued)` bytes.
+    Wait {
+        /// Bytes queued now.
+        queued: usize,
+        /// Upper bound of the bytes the record takes.
+        needed: usize,
+    },
+    /// The record is larger than `buffer.memory` itself: it can never be queued (Java's
+    /// `RecordTooLargeException`).
+    TooLarge {
+        /// Upper bound of the bytes the record takes.
+        needed: usize,
+    },
 }
 
 /// One record as the application gave it (owned: `send` returns before it is written).
@@ -112,6 +146,13 @@ struct Pending {
     closed: bool,
 }
 
+impl Pending {
+    /// What the batch counts against `buffer.memory`: its uncompressed size.
+    fn charged(&self) -> usize {
+        self.builder.size_estimate()
+    }
+}
+
 /// A batch with its bytes fixed: sequence assigned, compressed, CRC written.
 #[derive(Debug, Clone)]
 pub struct SealedBatch {
@@ -138,6 +179,8 @@ pub struct SealedBatch {
 struct PartitionQueue {
     pending: VecDeque<Pending>,
     in_flight: Option<SealedBatch>,
+    /// What the in-flight batch counts against `buffer.memory` (its size before sealing).
+    in_flight_charged: usize,
     next_sequence: i32,
     /// The identity `next_sequence` counts under (`None`: nothing numbered yet).
     numbered_as: Option<ProducerIdentity>,
@@ -207,6 +250,8 @@ pub struct Accumulator {
     queues: BTreeMap<TopicPartition, PartitionQueue>,
     /// Records appended and not yet written or failed.
     outstanding: usize,
+    /// Bytes of the batches not yet written or failed (the `buffer.memory` account).
+    queued_bytes: usize,
     /// The identity new batches are stamped with (`None`: ask the broker for one).
     identity: Option<ProducerIdentity>,
     /// Bump the epoch before the next drain (Java's `epochBumpRequired`).
@@ -220,6 +265,7 @@ impl Accumulator {
             settings,
             queues: BTreeMap::new(),
             outstanding: 0,
+            queued_bytes: 0,
             identity: None,
             epoch_bump_required: false,
         }
@@ -228,6 +274,44 @@ impl Accumulator {
     /// Records appended and not yet acknowledged or failed.
     pub fn outstanding(&self) -> usize {
         self.outstanding
+    }
+
+    /// Bytes queued and not yet acknowledged or failed: the uncompressed size of every
+    /// pending and in-flight batch, what `buffer.memory` bounds.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes
+    }
+
+    /// Whether `r` (with its resolved `timestamp`) can be appended without passing
+    /// `buffer.memory`. The record is counted at an upper bound of what it adds: its
+    /// encoded size, delta slack and a batch header (it may open a batch), so that
+    /// [`queued_bytes`](Self::queued_bytes) never exceeds the limit after an append that
+    /// [`Room::Fits`].
+    pub fn room(&self, r: &ProducerRecord, timestamp: i64) -> Result<Room, RecordsError> {
+        let headers: Vec<Header<'_>> = r
+            .headers
+            .iter()
+            .map(|(k, v)| Header {
+                key: k,
+                value: v.as_deref(),
+            })
+            .collect();
+        let spec =
+            RecordSpec::new(r.key.as_deref(), r.value.as_deref(), timestamp).with_headers(&headers);
+        let needed = BATCH_HEADER_LEN
+            + BatchBuilder::new(self.settings.compression).record_size(&spec)?
+            + DELTA_SLACK;
+        let limit = self.settings.buffer_memory;
+        Ok(if needed > limit {
+            Room::TooLarge { needed }
+        } else if self.queued_bytes.saturating_add(needed) > limit {
+            Room::Wait {
+                queued: self.queued_bytes,
+                needed,
+            }
+        } else {
+            Room::Fits
+        })
     }
 
     /// The identity batches are stamped with, after any pending epoch bump; `None` means
@@ -325,7 +409,9 @@ impl Accumulator {
         let Some(p) = q.pending.back_mut().filter(|p| !p.closed) else {
             return Err(RecordsError::EmptyBatch);
         };
+        let before = if p.builder.is_empty() { 0 } else { p.charged() };
         p.builder.push(&spec)?;
+        self.queued_bytes += p.charged() - before;
         if p.builder.size_estimate() >= self.settings.batch_size {
             p.closed = true;
             filled = true;
@@ -407,6 +493,7 @@ impl Accumulator {
                     continue;
                 };
                 let records = p.builder.len() as i32;
+                q.in_flight_charged = if p.builder.is_empty() { 0 } else { p.charged() };
                 let base_sequence = if idempotent { q.next_sequence } else { -1 };
                 let mut bytes = Vec::with_capacity(p.builder.size_estimate());
                 p.builder
@@ -469,11 +556,15 @@ impl Accumulator {
             BatchOutcome::Written(_) => {
                 let n = q.in_flight.take().map_or(0, |b| b.records as usize);
                 self.outstanding -= n.min(self.outstanding);
+                self.queued_bytes -=
+                    std::mem::take(&mut q.in_flight_charged).min(self.queued_bytes);
                 n
             }
             BatchOutcome::Failed(_) => {
                 let n = q.in_flight.take().map_or(0, |b| b.records as usize);
                 self.outstanding -= n.min(self.outstanding);
+                self.queued_bytes -=
+                    std::mem::take(&mut q.in_flight_charged).min(self.queued_bytes);
                 if n > 0 {
                     self.request_epoch_bump(tp);
                 }
@@ -489,6 +580,7 @@ impl Accumulator {
     pub fn expire(&mut self, now: Instant, timeout: Duration) -> Vec<Expired> {
         let mut out = Vec::new();
         let mut bump = Vec::new();
+        let mut freed = 0;
         for (tp, q) in &mut self.queues {
             let mut e = Expired {
                 tp: tp.clone(),
@@ -502,6 +594,7 @@ impl Accumulator {
                 .is_some_and(|b| now.saturating_duration_since(b.created) >= timeout)
             {
                 if let Some(b) = q.in_flight.take() {
+                    freed += std::mem::take(&mut q.in_flight_charged);
                     e.records += b.records as usize;
                     e.sent = b.attempts > 0;
                     e.attempts = b.attempts;
@@ -517,6 +610,9 @@ impl Accumulator {
                 {
                     if let Some(p) = q.pending.pop_front() {
                         e.records += p.builder.len();
+                        if !p.builder.is_empty() {
+                            freed += p.charged();
+                        }
                     }
                 }
             }
@@ -529,6 +625,7 @@ impl Accumulator {
         }
         let n: usize = out.iter().map(|e| e.records).sum();
         self.outstanding -= n.min(self.outstanding);
+        self.queued_bytes -= freed.min(self.queued_bytes);
         out
     }
 

@@ -16,12 +16,15 @@ pub const PRODUCER_KEYS: &[&str] = &[
     "acks",
     "enable.idempotence",
     "delivery.timeout.ms",
+    "buffer.memory",
+    "max.block.ms",
 ];
 
 /// How a [`super::Producer`] batches, compresses and retries.
 ///
 /// Defaults follow Java's producer: `linger.ms` 5, `batch.size` 16384, no compression,
-/// `acks=all`, idempotence on, `delivery.timeout.ms` 120000.
+/// `acks=all`, idempotence on, `delivery.timeout.ms` 120000, `buffer.memory` 33554432
+/// (32 MiB), `max.block.ms` 60000.
 #[derive(Debug, Clone)]
 pub struct ProducerConfig {
     client: ClientConfig,
@@ -30,6 +33,8 @@ pub struct ProducerConfig {
     compression: Compression,
     idempotence: bool,
     delivery_timeout: Duration,
+    buffer_memory: usize,
+    max_block: Duration,
 }
 
 impl ProducerConfig {
@@ -42,6 +47,8 @@ impl ProducerConfig {
             compression: Compression::None,
             idempotence: true,
             delivery_timeout: Duration::from_secs(120),
+            buffer_memory: 32 << 20,
+            max_block: Duration::from_secs(60),
         }
     }
 
@@ -77,6 +84,22 @@ impl ProducerConfig {
         self
     }
 
+    /// `buffer.memory`: the most bytes (uncompressed batch sizes) queued and not yet
+    /// acknowledged. A [`send`](super::Producer::send) that would pass it sends what is
+    /// ready and waits for acknowledgements, up to `max.block.ms`; a single record larger
+    /// than it fails at once. 32 MiB by default.
+    pub fn buffer_memory(mut self, bytes: usize) -> Self {
+        self.buffer_memory = bytes;
+        self
+    }
+
+    /// `max.block.ms`: the longest one [`send`](super::Producer::send) blocks, waiting for
+    /// a new topic's metadata and for room in `buffer.memory` together. 60 s by default.
+    pub fn max_block(mut self, max_block: Duration) -> Self {
+        self.max_block = max_block;
+        self
+    }
+
     /// The connection settings.
     pub fn client(&self) -> &ClientConfig {
         &self.client
@@ -107,6 +130,16 @@ impl ProducerConfig {
         self.delivery_timeout
     }
 
+    /// `buffer.memory`.
+    pub fn get_buffer_memory(&self) -> usize {
+        self.buffer_memory
+    }
+
+    /// `max.block.ms`.
+    pub fn get_max_block(&self) -> Duration {
+        self.max_block
+    }
+
     /// Checks the producer settings and the client's.
     pub fn validate(&self) -> Result<(), Error> {
         if self.batch_size == 0 || self.batch_size > i32::MAX as usize {
@@ -123,6 +156,12 @@ impl ProducerConfig {
             return Err(invalid(
                 "delivery.timeout.ms",
                 "must be positive (Java's default is 120000)".to_string(),
+            ));
+        }
+        if self.buffer_memory == 0 {
+            return Err(invalid(
+                "buffer.memory",
+                "must be positive (Java's default is 33554432)".to_string(),
             ));
         }
         self.client.validate()
@@ -157,6 +196,11 @@ impl ProducerConfig {
                 "delivery.timeout.ms" => {
                     config.delivery_timeout(Duration::from_millis(number(&k, &v)?))
                 }
+                "buffer.memory" => config.buffer_memory(
+                    usize::try_from(number(&k, &v)?)
+                        .map_err(|_| invalid_key(&k, format!("{v:?} is too large")))?,
+                ),
+                "max.block.ms" => config.max_block(Duration::from_millis(number(&k, &v)?)),
                 "compression.type" => {
                     let c = Compression::from_name(&v.to_ascii_lowercase()).ok_or_else(|| {
                         invalid(
@@ -224,14 +268,25 @@ mod tests {
             ("acks", "all"),
             ("enable.idempotence", "false"),
             ("delivery.timeout.ms", "30000"),
+            ("buffer.memory", "1048576"),
+            ("max.block.ms", "2500"),
         ])
         .unwrap();
+        assert_eq!(c.get_buffer_memory(), 1 << 20);
+        assert_eq!(c.get_max_block(), Duration::from_millis(2500));
         assert_eq!(c.get_linger(), Duration::from_millis(20));
         assert_eq!(c.get_batch_size(), 65536);
         assert_eq!(c.get_compression(), Compression::Zstd);
         assert!(!c.get_idempotence());
         assert_eq!(c.get_delivery_timeout(), Duration::from_secs(30));
         assert_eq!(c.client().bootstrap(), "127.0.0.1:9092");
+    }
+
+    #[test]
+    fn java_defaults_for_buffer_memory_and_max_block() {
+        let c = ProducerConfig::new(ClientConfig::new("h:1"));
+        assert_eq!(c.get_buffer_memory(), 33_554_432);
+        assert_eq!(c.get_max_block(), Duration::from_secs(60));
     }
 
     #[test]
@@ -242,6 +297,9 @@ mod tests {
             ("linger.ms", "-1"),
             ("batch.size", "0"),
             ("enable.idempotence", "maybe"),
+            ("buffer.memory", "0"),
+            ("buffer.memory", "-1"),
+            ("max.block.ms", "soon"),
         ] {
             let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), (k, v)])
                 .unwrap_err()

@@ -32,7 +32,7 @@ pub mod accumulator;
 mod config;
 mod shell;
 
-pub use accumulator::{classify, BatchOutcome, Expired, ProducerIdentity, ProducerRecord};
+pub use accumulator::{classify, BatchOutcome, Expired, ProducerIdentity, ProducerRecord, Room};
 pub use config::{ProducerConfig, PRODUCER_KEYS};
 pub use shell::Producer;
 

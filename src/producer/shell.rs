@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::accumulator::{
     classify, Accumulator, BatchOutcome, BatchSettings, Expired, ProducerIdentity, ProducerRecord,
-    SealedBatch, TopicPartition,
+    Room, SealedBatch, TopicPartition,
 };
 use super::config::ProducerConfig;
 use crate::client::{BrokerTarget, Client, ClientError};
@@ -45,6 +45,10 @@ struct TopicInfo {
 /// ([`Error::Timeout`], reported by [`flush`](Producer::flush)) instead of being retried
 /// forever.
 ///
+/// Memory is bounded as in Java: the batches not yet acknowledged hold at most
+/// `buffer.memory` bytes; a `send` that would pass it waits (sending meanwhile) for at most
+/// `max.block.ms`, which also bounds its wait for a new topic's metadata.
+///
 /// Dropping a producer does not flush: call [`flush`](Producer::flush) first.
 pub struct Producer {
     config: ProducerConfig,
@@ -74,6 +78,7 @@ impl Producer {
             linger: config.get_linger(),
             batch_size: config.get_batch_size(),
             compression: config.get_compression(),
+            buffer_memory: config.get_buffer_memory(),
         });
         Ok(Producer {
             config,
@@ -101,14 +106,44 @@ impl Producer {
         self.acc.outstanding()
     }
 
-    /// Queues `record` and returns its partition. Looks the topic up first if it is new
-    /// (within the request timeout); sends ready batches (full or past `linger.ms`) before
-    /// returning, within `delivery.timeout.ms`. A failure of such a send is kept for
-    /// [`flush`](Self::flush) unless the connection itself cannot be made.
+    /// Bytes queued and not yet acknowledged or failed (what `buffer.memory` bounds).
+    pub fn queued_bytes(&self) -> usize {
+        self.acc.queued_bytes()
+    }
+
+    /// Queues `record` and returns its partition; blocks for at most `max.block.ms` in all.
+    ///
+    /// Looks the topic up first if it is new, retrying lost connections and missing metadata
+    /// until `max.block.ms` (then [`Error::Broker`] with the topic's error, or the last
+    /// connection error). If the record would take the queued bytes past `buffer.memory`,
+    /// sends every queued batch and waits for acknowledgements, failing with
+    /// [`Error::Timeout`] (naming `buffer.memory`, `max.block.ms` and the bytes queued) if
+    /// no room is made by then; a record larger than `buffer.memory` itself fails at once
+    /// ([`Error::Broker`] with [`BrokerErrorKind::MessageTooLarge`], Java's
+    /// `RecordTooLargeException`). Once queued, ready batches (full or past `linger.ms`) are
+    /// sent before returning; a failed send (connection lost, broker busy) is retried by
+    /// later calls and, for good, reported by [`flush`](Self::flush). Only an error that
+    /// retrying cannot fix (authentication, TLS, an unsupported broker) is returned then,
+    /// and the record stays queued.
     pub fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
         let now = Instant::now();
-        let lookup_deadline = now + self.config.client().get_request_timeout();
-        let partitions = self.partitions_of(&record.topic, lookup_deadline)?;
+        let max_block = self.config.get_max_block();
+        let block_deadline = now + max_block;
+        let timestamp = record.timestamp.unwrap_or_else(now_ms);
+        let encode_error = |e| Error::InvalidConfiguration {
+            field: "record",
+            reason: format!("cannot encode the record: {e}"),
+        };
+        if let Room::TooLarge { needed } =
+            self.acc.room(&record, timestamp).map_err(encode_error)?
+        {
+            return Err(too_large(
+                &record.topic,
+                needed,
+                self.config.get_buffer_memory(),
+            ));
+        }
+        let partitions = self.partitions_of(&record.topic, block_deadline)?;
         let partition = match (record.partition, &record.key) {
             (Some(p), _) if p >= 0 && p < partitions => p,
             (Some(p), _) => {
@@ -126,23 +161,86 @@ impl Producer {
                 .entry(record.topic.clone())
                 .or_insert_with(|| rand::random_range(0..partitions)),
         };
-        let timestamp = record.timestamp.unwrap_or_else(now_ms);
+        self.wait_for_room(&record, timestamp, now, block_deadline)?;
         let filled = self
             .acc
-            .append((record.topic.clone(), partition), &record, timestamp, now)
-            .map_err(|e| Error::InvalidConfiguration {
-                field: "record",
-                reason: format!("cannot encode the record: {e}"),
-            })?;
+            .append(
+                (record.topic.clone(), partition),
+                &record,
+                timestamp,
+                Instant::now(),
+            )
+            .map_err(encode_error)?;
         if filled && record.partition.is_none() && record.key.is_none() {
             // Java's sticky partitioner moves on once a batch is full.
             self.sticky.remove(&record.topic);
         }
         if self.acc.has_ready(Instant::now(), false) {
-            let deadline = Instant::now() + self.config.get_delivery_timeout();
-            self.round(deadline, false)?;
+            // Within max.block.ms too: what does not go out now goes with a later call.
+            match self.round(block_deadline, false) {
+                Ok(()) => {}
+                Err(e) if transient(&e) => {
+                    log::debug!("send: sending ready batches failed: {e}; retried later");
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(partition)
+    }
+
+    /// Waits until `record` fits in `buffer.memory`, sending every queued batch meanwhile
+    /// (Java marks all batches ready while a `send` waits for memory), until `deadline`.
+    fn wait_for_room(
+        &mut self,
+        record: &ProducerRecord,
+        timestamp: i64,
+        started: Instant,
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        loop {
+            let room =
+                self.acc
+                    .room(record, timestamp)
+                    .map_err(|e| Error::InvalidConfiguration {
+                        field: "record",
+                        reason: format!("cannot encode the record: {e}"),
+                    })?;
+            let (queued, needed) = match room {
+                Room::Fits => return Ok(()),
+                Room::TooLarge { needed } => {
+                    return Err(too_large(
+                        &record.topic,
+                        needed,
+                        self.config.get_buffer_memory(),
+                    ))
+                }
+                Room::Wait { queued, needed } => (queued, needed),
+            };
+            if Instant::now() >= deadline {
+                return Err(Error::Timeout {
+                    operation: format!(
+                        "send to {:?}: waiting for room in buffer.memory ({} bytes queued and \
+                         not acknowledged, {needed} more needed, buffer.memory {}; max.block.ms \
+                         passed: check the brokers, or raise buffer.memory or max.block.ms)",
+                        record.topic,
+                        queued,
+                        self.config.get_buffer_memory()
+                    ),
+                    limit: deadline.saturating_duration_since(started),
+                });
+            }
+            match self.round(deadline, true) {
+                Ok(()) => {}
+                Err(e) if transient(&e) => {
+                    log::debug!("send: waiting for buffer.memory: {e}; retrying");
+                    let pause = self
+                        .backoff()
+                        .min(deadline.saturating_duration_since(Instant::now()));
+                    std::thread::sleep(pause);
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// Sends every queued record and waits until all are acknowledged, or `deadline`.
@@ -194,13 +292,10 @@ impl Producer {
         loop {
             let kind = match self.refresh(&[topic.to_string()], deadline) {
                 Ok(kind) => kind,
-                Err(
-                    Error::Disconnected { .. }
-                    | Error::Timeout { .. }
-                    | Error::Protocol { .. }
-                    | Error::Decode(_),
-                ) if Instant::now() + self.backoff() < deadline => {
-                    // A cut connection (or one cut mid-handshake): the client reconnects.
+                Err(e) if transient(&e) && Instant::now() + self.backoff() < deadline => {
+                    // A cut or reset connection (or one cut mid-handshake): the client
+                    // reconnects on the next try.
+                    log::debug!("metadata for {topic:?}: {e}; retrying");
                     BrokerErrorKind::None
                 }
                 Err(e) => return Err(e),
@@ -213,7 +308,8 @@ impl Producer {
                     kind,
                     code: kind.code(),
                     message: Some(format!(
-                        "topic {topic:?} has no usable metadata: create it, or check the name"
+                        "topic {topic:?} has no usable metadata within max.block.ms: create \
+                         it, or check the name"
                     )),
                     context: BrokerErrorContext::api("Metadata"),
                 });
@@ -562,6 +658,25 @@ fn fatal(e: &ClientError) -> bool {
             | ClientError::SaslRefused { .. }
             | ClientError::Transport(TransportError::Tls { .. } | TransportError::NotTls { .. })
     )
+}
+
+/// Failures that a later try may not meet: lost or reset connections, timeouts, a frame
+/// cut mid-way (decode and protocol errors of a cut stream), retriable broker codes.
+fn transient(e: &Error) -> bool {
+    e.is_retriable() || matches!(e, Error::Protocol { .. } | Error::Decode(_))
+}
+
+/// Java's `RecordTooLargeException` for a record `buffer.memory` cannot hold.
+fn too_large(topic: &str, needed: usize, buffer_memory: usize) -> Error {
+    Error::Broker {
+        kind: BrokerErrorKind::MessageTooLarge,
+        code: BrokerErrorKind::MessageTooLarge.code(),
+        message: Some(format!(
+            "a record for {topic:?} takes up to {needed} bytes, more than buffer.memory \
+             ({buffer_memory}): it can never be queued (refused by the client, not sent)"
+        )),
+        context: BrokerErrorContext::api("Produce"),
+    }
 }
 
 fn now_ms() -> i64 {

@@ -12,6 +12,7 @@ fn acc(batch_size: usize, linger_ms: u64) -> Accumulator {
         linger: Duration::from_millis(linger_ms),
         batch_size,
         compression: Compression::None,
+        buffer_memory: 32 << 20,
     });
     a.set_identity(ID);
     a
@@ -125,6 +126,7 @@ fn nothing_is_sent_without_an_identity() {
         linger: Duration::ZERO,
         batch_size: 1024,
         compression: Compression::None,
+        buffer_memory: 32 << 20,
     });
     let now = Instant::now();
     a.append(tp(0), &rec(b"v"), 1, now).unwrap();
@@ -344,4 +346,117 @@ fn the_delivery_timeout_fails_old_batches() {
     let d = a.drain(t0 + Duration::from_secs(16), true).unwrap();
     let h = header(&d[0].1);
     assert_eq!((h.1, h.2), (4, 0));
+}
+
+fn with_memory(buffer_memory: usize) -> Accumulator {
+    let mut a = Accumulator::new(BatchSettings {
+        linger: Duration::from_secs(60),
+        batch_size: 1024,
+        compression: Compression::Lz4,
+        buffer_memory,
+    });
+    a.set_identity(ID);
+    a
+}
+
+/// `buffer.memory`: each batch counts its uncompressed size from its first record until it
+/// is written, failed or expired; `room` asks a record to wait while the account is full
+/// and refuses one larger than the limit for good.
+#[test]
+fn queued_bytes_follow_batches_until_acknowledged() {
+    let mut a = with_memory(1_700);
+    let now = Instant::now();
+    assert_eq!(a.queued_bytes(), 0);
+    let r = rec(&[1; 300]);
+    assert_eq!(a.room(&r, 1).unwrap(), Room::Fits);
+    a.append(tp(0), &r, 1, now).unwrap();
+    let one = a.queued_bytes();
+    assert!(
+        one > 300 && one < 400,
+        "one record and a batch header: {one}"
+    );
+    a.append(tp(1), &r, 1, now).unwrap();
+    assert_eq!(a.queued_bytes(), 2 * one, "a second partition's batch");
+    // Appending to an open batch adds the record only (no second header).
+    a.append(tp(0), &r, 1, now).unwrap();
+    let three = a.queued_bytes();
+    assert!(three > 2 * one + 300 && three < 3 * one, "{three}");
+    // 1,700 bytes: a fourth 300-byte record could still go, a fifth could not.
+    a.append(tp(2), &r, 1, now).unwrap();
+    let full = a.queued_bytes();
+    match a.room(&r, 1).unwrap() {
+        Room::Wait { queued, needed } => {
+            assert_eq!(queued, full);
+            assert!(
+                queued + needed > 1_700 && needed >= one,
+                "{queued} + {needed}"
+            );
+        }
+        other => panic!("expected to wait: {other:?}"),
+    }
+    assert!(
+        matches!(a.room(&rec(&[0; 1_700]), 1).unwrap(), Room::TooLarge { needed } if needed > 1_761),
+        "a record larger than buffer.memory never fits (with its batch header)"
+    );
+    // Sealing (compression) does not change the account; the answer releases it.
+    let d = a.drain(now, true).unwrap();
+    assert_eq!(d.len(), 3);
+    assert_eq!(a.queued_bytes(), full, "in flight still counts");
+    a.complete(&tp(0), &BatchOutcome::Retry { refresh: false });
+    assert_eq!(a.queued_bytes(), full, "a retry keeps the bytes");
+    a.complete(&tp(0), &BatchOutcome::Written(Some(0)));
+    assert_eq!(a.queued_bytes(), full - (three - 2 * one) - one);
+    assert_eq!(
+        a.room(&r, 1).unwrap(),
+        Room::Fits,
+        "the acknowledgement made room"
+    );
+    a.complete(
+        &tp(1),
+        &BatchOutcome::Failed(BrokerErrorKind::MessageTooLarge),
+    );
+    assert_eq!(a.queued_bytes(), one, "a failed batch is released too");
+    // Expiry releases in-flight and pending batches alike.
+    a.append(tp(2), &r, 1, now).unwrap();
+    assert_eq!(a.queued_bytes(), 2 * one);
+    let e = a.expire(now + Duration::from_secs(10), Duration::from_secs(5));
+    assert_eq!(e.iter().map(|e| e.records).sum::<usize>(), 2);
+    assert_eq!(a.queued_bytes(), 0);
+    assert_eq!(a.outstanding(), 0);
+}
+
+/// Whatever the record sizes, appending only what `room` lets in keeps the account within
+/// `buffer.memory`, and settling every batch brings it back to 0.
+#[test]
+fn room_keeps_the_account_within_buffer_memory() {
+    let limit = 5_000;
+    let mut a = with_memory(limit);
+    let now = Instant::now();
+    let mut waited = 0;
+    for i in 0..2_000usize {
+        let r = ProducerRecord::new("t", Some(&[i as u8; 3]), Some(&vec![7; (i * 37) % 900]))
+            .header(b"h", (i % 2 == 0).then_some(&b"v"[..]));
+        let ts = 1_700_000_000_000 + (i as i64 * 7_919) % 1_000_000;
+        match a.room(&r, ts).unwrap() {
+            Room::Fits => {
+                a.append(tp((i % 4) as i32), &r, ts, now).unwrap();
+            }
+            Room::Wait { .. } => {
+                waited += 1;
+                // Settle one partition's batches, as acknowledgements would.
+                for b in a.drain(now, true).unwrap() {
+                    a.complete(&b.0, &BatchOutcome::Written(None));
+                }
+            }
+            Room::TooLarge { .. } => panic!("900 bytes fit in 5,000"),
+        }
+        assert!(a.queued_bytes() <= limit, "{} > {limit}", a.queued_bytes());
+    }
+    assert!(waited > 10, "the limit was reached: {waited}");
+    while a.outstanding() > 0 {
+        for b in a.drain(now, true).unwrap() {
+            a.complete(&b.0, &BatchOutcome::Written(None));
+        }
+    }
+    assert_eq!(a.queued_bytes(), 0);
 }

@@ -195,6 +195,17 @@ pub fn create_topic(cluster: &Cluster, topic: &str, partitions: i32) {
 /// `KSG_NODES` and `KSG_BROKER_CONFIG` of the test's own environment are not passed on: later
 /// commands read the node count from the run dir, and a `start` gets them from `extra_env`.
 pub fn kafka_sh(run_dir: &str, args: &[&str], extra_env: &[(&str, String)]) -> std::time::Duration {
+    kafka_sh_with(run_dir, args, extra_env, |_| {})
+}
+
+/// [`kafka_sh`] that hands the script's process id to `on_spawn` once it runs (so that a
+/// [`Watchdog`] can end a `start` that is still running when it fires).
+pub fn kafka_sh_with(
+    run_dir: &str,
+    args: &[&str],
+    extra_env: &[(&str, String)],
+    on_spawn: impl FnOnce(u32),
+) -> std::time::Duration {
     let started = std::time::Instant::now();
     let mut cmd = std::process::Command::new("bash");
     cmd.arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/kafka.sh"))
@@ -205,9 +216,15 @@ pub fn kafka_sh(run_dir: &str, args: &[&str], extra_env: &[(&str, String)]) -> s
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
-    let out = cmd
-        .output()
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap_or_else(|e| panic!("cannot run scripts/kafka.sh: {e}"));
+    on_spawn(child.id());
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("scripts/kafka.sh: {e}"));
     let took = started.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     for line in stderr.lines() {
@@ -245,4 +262,74 @@ pub fn kafka_tool(cluster: &Cluster, class: &str, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// A live test's watchdog: if the test is still running after `limit`, it prints the step
+/// the test was in, runs `on_fire` (e.g. stops the test's own broker) and ends the whole
+/// test process with exit code 101, so that a hang fails CI with a message instead of
+/// stalling it. Dropping the watchdog (the test finished, or panicked) disarms it.
+pub struct Watchdog {
+    state: std::sync::Arc<(std::sync::Mutex<(String, bool)>, std::sync::Condvar)>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Arms a watchdog for `test`, starting in step "start".
+    pub fn start(
+        test: &'static str,
+        limit: std::time::Duration,
+        on_fire: impl FnOnce() + Send + 'static,
+    ) -> Watchdog {
+        let state = std::sync::Arc::new((
+            std::sync::Mutex::new(("start".to_string(), false)),
+            std::sync::Condvar::new(),
+        ));
+        let shared = std::sync::Arc::clone(&state);
+        let thread = std::thread::Builder::new()
+            .name(format!("watchdog-{test}"))
+            .spawn(move || {
+                let started = std::time::Instant::now();
+                let (lock, cvar) = &*shared;
+                let mut g = lock.lock().unwrap_or_else(|e| e.into_inner());
+                while !g.1 {
+                    let left = limit.saturating_sub(started.elapsed());
+                    if left.is_zero() {
+                        eprintln!(
+                            "WATCHDOG: {test} still running after {limit:?}, in step \"{}\"; \
+                             ending the test process",
+                            g.0
+                        );
+                        drop(g);
+                        on_fire();
+                        std::process::exit(101);
+                    }
+                    g = cvar
+                        .wait_timeout(g, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0;
+                }
+            })
+            .expect("spawn the watchdog");
+        Watchdog {
+            state,
+            thread: Some(thread),
+        }
+    }
+
+    /// Names the step the test is in now (what the watchdog reports if it fires).
+    pub fn step(&self, step: impl Into<String>) {
+        let step = step.into();
+        eprintln!("step: {step}");
+        self.state.0.lock().unwrap_or_else(|e| e.into_inner()).0 = step;
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.state.0.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.state.1.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

@@ -6,7 +6,10 @@
 //!
 //! It answers ApiVersions (advertised StreamsGroupHeartbeat range configurable), FindCoordinator
 //! (pointing at itself or at any address the test sets, e.g. a second mock or a fault proxy),
-//! a minimal Metadata, and StreamsGroupHeartbeat through a **script**: queued [`Reply`]s are used
+//! a minimal Metadata (optionally with every asked topic, see
+//! [`MockCoordinator::set_metadata_partitions`], and resetting connections on request), a
+//! Produce it never answers (a stalled broker, see [`MockCoordinator::set_silent_produce`]),
+//! and StreamsGroupHeartbeat through a **script**: queued [`Reply`]s are used
 //! first, then the fallback responder closure. Every heartbeat request is recorded decoded,
 //! with its receive time and connection number; a request that arrives on a connection while an
 //! earlier one on it is still unanswered is counted as *pipelined* (the client must never do
@@ -28,8 +31,10 @@ use kafka_streams_group::protocol::api::find_coordinator::{
     Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
 };
 use kafka_streams_group::protocol::api::metadata::{
-    MetadataRequest, MetadataResponse, MetadataResponseBroker,
+    MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
+    MetadataResponseTopic,
 };
+use kafka_streams_group::protocol::api::produce::ProduceRequest;
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, TaskIds,
 };
@@ -106,6 +111,13 @@ struct Settings {
     coordinator: Target,
     /// FindCoordinator error code (0 = ok).
     find_coordinator_error: i16,
+    /// Metadata topics: `None` lists none; `Some(0)` answers each asked topic with
+    /// UNKNOWN_TOPIC_OR_PARTITION, `Some(n)` with `n` partitions led by this mock.
+    metadata_partitions: Option<i32>,
+    /// Metadata requests still to be answered with a TCP reset instead.
+    metadata_resets: usize,
+    /// Advertise Produce and swallow every Produce request (never answer it).
+    silent_produce: bool,
 }
 
 struct Inner {
@@ -205,6 +217,9 @@ impl MockCoordinator {
                     port: i32::from(addr.port()),
                 },
                 find_coordinator_error: 0,
+                metadata_partitions: None,
+                metadata_resets: 0,
+                silent_produce: false,
             }),
             script: Mutex::new(VecDeque::new()),
             responder: Mutex::new(Box::new(steady(1, 200, &[]))),
@@ -262,6 +277,26 @@ impl MockCoordinator {
     /// FindCoordinator answers with this error code (0 = the coordinator).
     pub fn set_find_coordinator_error(&self, code: i16) {
         lock(&self.inner.settings).find_coordinator_error = code;
+    }
+
+    /// How Metadata answers the topics asked for (see `Settings::metadata_partitions`).
+    pub fn set_metadata_partitions(&self, partitions: Option<i32>) {
+        lock(&self.inner.settings).metadata_partitions = partitions;
+    }
+
+    /// The next `n` Metadata requests get their connection reset (RST) instead of an answer.
+    pub fn reset_next_metadata(&self, n: usize) {
+        lock(&self.inner.settings).metadata_resets = n;
+    }
+
+    /// Metadata resets armed by [`Self::reset_next_metadata`] and not yet done.
+    pub fn metadata_resets_left(&self) -> usize {
+        lock(&self.inner.settings).metadata_resets
+    }
+
+    /// Advertises Produce and never answers it (`true`), as a broker that stalls.
+    pub fn set_silent_produce(&self, on: bool) {
+        lock(&self.inner.settings).silent_produce = on;
     }
 
     /// Replaces the fallback responder.
@@ -478,10 +513,24 @@ fn serve(mut s: TcpStream, inner: &Inner, conn: usize, node_id: i32, own: Socket
                     inner.find_coordinator_calls.fetch_add(1, Ordering::SeqCst);
                     find_coordinator(&mut s, &frame, inner)
                 }
-                k if k == MetadataRequest::API_KEY => metadata(&mut s, &frame, node_id, own),
+                k if k == MetadataRequest::API_KEY => {
+                    let (partitions, reset) = {
+                        let mut settings = lock(&inner.settings);
+                        let reset = settings.metadata_resets > 0;
+                        settings.metadata_resets = settings.metadata_resets.saturating_sub(1);
+                        (settings.metadata_partitions, reset)
+                    };
+                    if reset {
+                        // SO_LINGER 0: closing sends an RST (the client reads ECONNRESET).
+                        let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
+                        return;
+                    }
+                    metadata(&mut s, &frame, node_id, own, partitions)
+                }
                 k if k == StreamsGroupHeartbeatRequest::API_KEY => {
                     heartbeat(&mut s, &frame, inner, conn, &mut pending)
                 }
+                k if k == ProduceRequest::API_KEY => lock(&inner.settings).silent_produce,
                 _ => false,
             };
             if !ok {
@@ -521,6 +570,13 @@ fn api_versions(s: &mut TcpStream, frame: &[u8], version: i16, inner: &Inner) ->
     ];
     if let Some((min, max)) = lock(&inner.settings).heartbeat_versions {
         keys.push((StreamsGroupHeartbeatRequest::API_KEY, min, max));
+    }
+    if lock(&inner.settings).silent_produce {
+        keys.push((
+            ProduceRequest::API_KEY,
+            ProduceRequest::MIN_VERSION,
+            ProduceRequest::MAX_VERSION,
+        ));
     }
     let body = ApiVersionsResponse {
         api_keys: keys
@@ -572,9 +628,38 @@ fn find_coordinator(s: &mut TcpStream, frame: &[u8], inner: &Inner) -> bool {
     send::<FindCoordinatorRequest>(s, h.correlation_id, &body, h.api_version)
 }
 
-fn metadata(s: &mut TcpStream, frame: &[u8], node_id: i32, own: SocketAddr) -> bool {
-    let Ok((h, _)) = decode_request_frame::<MetadataRequest>(frame) else {
+fn metadata(
+    s: &mut TcpStream,
+    frame: &[u8],
+    node_id: i32,
+    own: SocketAddr,
+    partitions: Option<i32>,
+) -> bool {
+    let Ok((h, req)) = decode_request_frame::<MetadataRequest>(frame) else {
         return false;
+    };
+    let asked = req.topics.unwrap_or_default();
+    let topics = match partitions {
+        None => Vec::new(),
+        Some(n) => asked
+            .iter()
+            .enumerate()
+            .map(|(i, t)| MetadataResponseTopic {
+                error_code: if n > 0 { 0 } else { 3 }, // UNKNOWN_TOPIC_OR_PARTITION
+                name: t.name.clone(),
+                topic_id: kafka_streams_group::protocol::Uuid((0x5eed + i as u128).to_be_bytes()),
+                partitions: (0..n)
+                    .map(|p| MetadataResponsePartition {
+                        partition_index: p,
+                        leader_id: node_id,
+                        replica_nodes: vec![node_id].into(),
+                        isr_nodes: vec![node_id].into(),
+                        ..MetadataResponsePartition::default()
+                    })
+                    .collect(),
+                ..MetadataResponseTopic::default()
+            })
+            .collect(),
     };
     let body = MetadataResponse {
         brokers: vec![MetadataResponseBroker {
@@ -584,6 +669,7 @@ fn metadata(s: &mut TcpStream, frame: &[u8], node_id: i32, own: SocketAddr) -> b
             rack: None,
         }],
         controller_id: node_id,
+        topics,
         ..MetadataResponse::default()
     };
     send::<MetadataRequest>(s, h.correlation_id, &body, h.api_version)

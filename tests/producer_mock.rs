@@ -1,0 +1,166 @@
+//! The producer's blocking bounds against the scripted mock broker
+//! (tests/support/mock_coordinator.rs), no Kafka needed (issue 15):
+//!
+//! * a connection reset while `send` looks a new topic up is retried, not returned (the
+//!   root of the `connection_cuts_mid_produce` hang: `send` failed with
+//!   `Io(ConnectionReset)` and the test's cutter thread kept its scope open forever);
+//! * the metadata wait of `send` ends at `max.block.ms`, not at the request timeout;
+//! * `buffer.memory`: against a broker that never answers Produce, `send` blocks once the
+//!   buffer is full and fails after `max.block.ms`; a record larger than the buffer fails at
+//!   once.
+
+#[path = "support/mock_coordinator.rs"]
+mod mock_coordinator;
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
+use kafka_streams_group::protocol::records::partition_for_key;
+use kafka_streams_group::{BrokerErrorKind, ClientConfig, Error};
+use mock_coordinator::MockCoordinator;
+
+fn producer(mock: &MockCoordinator, max_block: Duration) -> Producer {
+    common::init_logging();
+    let config = ProducerConfig::new(
+        ClientConfig::new(mock.addr())
+            .client_id("producer-mock")
+            .request_timeout(Duration::from_secs(5))
+            .retry_backoff(Duration::from_millis(20), Duration::from_millis(200)),
+    )
+    .linger(Duration::from_secs(60))
+    .max_block(max_block);
+    Producer::new(config).expect("producer")
+}
+
+/// Three Metadata requests in a row meet a TCP reset: `send` reconnects and returns the
+/// key's partition. (The code before this fix returned `Error::Io { ConnectionReset }` at
+/// the first reset: only disconnects, timeouts and cut frames were retried.)
+#[test]
+fn send_retries_a_connection_reset_during_its_metadata_lookup() {
+    let mock = MockCoordinator::start();
+    mock.set_metadata_partitions(Some(3));
+    let mut p = producer(&mock, Duration::from_secs(20));
+    mock.reset_next_metadata(3);
+    let started = Instant::now();
+    let partition = p
+        .send(ProducerRecord::new("orders", Some(b"k1"), Some(b"v1")))
+        .expect("send retries reset connections within max.block.ms");
+    eprintln!("send through 3 resets took {:?}", started.elapsed());
+    assert_eq!(Some(partition), partition_for_key(b"k1", 3));
+    assert_eq!(mock.metadata_resets_left(), 0, "every reset was met");
+    assert_eq!(p.outstanding(), 1);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// A topic the broker does not know: `send` asks again until `max.block.ms` (1.5 s), then
+/// fails with the topic's error, well before the 5 s request timeout that bounded it
+/// before; and a topic whose every lookup is reset fails by `max.block.ms` too.
+#[test]
+fn the_metadata_wait_of_send_ends_at_max_block_ms() {
+    let mock = MockCoordinator::start();
+    mock.set_metadata_partitions(Some(0));
+    let max_block = Duration::from_millis(1_500);
+    let mut p = producer(&mock, max_block);
+    let started = Instant::now();
+    let e = p
+        .send(ProducerRecord::new("missing", Some(b"k"), Some(b"v")))
+        .expect_err("no such topic");
+    let took = started.elapsed();
+    eprintln!("unknown topic: failed after {took:?}: {e}");
+    assert!(
+        matches!(
+            e,
+            Error::Broker {
+                kind: BrokerErrorKind::UnknownTopicOrPartition,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("max.block.ms"), "{e}");
+    assert!(
+        took >= max_block - Duration::from_millis(250) && took < max_block * 2,
+        "bounded by max.block.ms: {took:?}"
+    );
+
+    mock.set_metadata_partitions(Some(3));
+    mock.reset_next_metadata(usize::MAX);
+    let started = Instant::now();
+    let e = p
+        .send(ProducerRecord::new("reset", Some(b"k"), Some(b"v")))
+        .expect_err("every lookup is reset");
+    let took = started.elapsed();
+    eprintln!("every lookup reset: failed after {took:?}: {e}");
+    assert!(e.is_retriable(), "the last connection error: {e:?}");
+    assert!(took < max_block * 2, "bounded by max.block.ms: {took:?}");
+    assert_eq!(p.outstanding(), 0, "nothing was queued");
+}
+
+/// `buffer.memory` = 4 KiB, `max.block.ms` = 1 s, a broker that swallows every Produce:
+/// three 1000-byte records fit, the fourth waits (its sends time out after the 300 ms
+/// request timeout and are retried) and fails after `max.block.ms` with a timeout naming
+/// both settings and the queued bytes; the queued records stay queued. A 5000-byte record
+/// fails at once. (Before `buffer.memory` existed the fourth `send` returned at once.)
+#[test]
+fn a_full_buffer_blocks_send_for_max_block_ms_then_fails() {
+    common::init_logging();
+    let mock = MockCoordinator::start();
+    mock.set_metadata_partitions(Some(1));
+    mock.set_silent_produce(true);
+    let max_block = Duration::from_secs(1);
+    let config = ProducerConfig::new(
+        ClientConfig::new(mock.addr())
+            .client_id("producer-mock-buffer")
+            .request_timeout(Duration::from_millis(300))
+            .retry_backoff(Duration::from_millis(20), Duration::from_millis(100)),
+    )
+    .linger(Duration::from_secs(60))
+    .idempotence(false)
+    .buffer_memory(4096)
+    .max_block(max_block);
+    let mut p = Producer::new(config).expect("producer");
+
+    let started = Instant::now();
+    let e = p
+        .send(ProducerRecord::new("big", None, Some(&[0u8; 5000])))
+        .expect_err("larger than buffer.memory");
+    assert!(
+        matches!(
+            e,
+            Error::Broker {
+                kind: BrokerErrorKind::MessageTooLarge,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(200), "at once");
+
+    for i in 0..3 {
+        p.send(ProducerRecord::new("t", None, Some(&[i; 1000])))
+            .expect("fits in buffer.memory");
+    }
+    let queued = p.queued_bytes();
+    assert!(queued > 3000 && queued <= 4096, "{queued}");
+    let started = Instant::now();
+    let e = p
+        .send(ProducerRecord::new("t", None, Some(&[9; 1000])))
+        .expect_err("no room and no answer");
+    let took = started.elapsed();
+    eprintln!("full buffer: send failed after {took:?}: {e}");
+    assert!(matches!(e, Error::Timeout { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(
+        text.contains("buffer.memory")
+            && text.contains("max.block.ms")
+            && text.contains(&format!("{queued} bytes queued")),
+        "{text}"
+    );
+    assert!(
+        took >= max_block - Duration::from_millis(50) && took < max_block * 2,
+        "blocked for max.block.ms: {took:?}"
+    );
+    assert_eq!(p.outstanding(), 3, "the queued records stay queued");
+}
