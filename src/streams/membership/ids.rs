@@ -3,25 +3,7 @@
 
 use rand::RngCore;
 
-const BASE64_URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-pub(super) fn base64_url_no_pad(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            let idx = (n >> (18 - 6 * i)) & 63;
-            out.push(char::from(BASE64_URL[idx as usize]));
-        }
-    }
-    out
-}
+use crate::protocol::codec::Uuid;
 
 /// Draws a member id the way Java's `Uuid.randomUuid().toString()` looks: URL-safe base64
 /// without padding of 16 random bytes (22 characters), redrawn while it contains a `-` (Java
@@ -31,7 +13,7 @@ pub fn generate_member_id<R: RngCore + ?Sized>(rng: &mut R) -> String {
     loop {
         let mut bytes = [0u8; 16];
         rng.fill_bytes(&mut bytes);
-        let id = base64_url_no_pad(&bytes);
+        let id = Uuid(bytes).to_string();
         if !id.contains('-') {
             return id;
         }

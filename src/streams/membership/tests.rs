@@ -1,17 +1,18 @@
 //! Unit tests of the small helpers: id encodings and the backoff curve. The state machine's
 //! scenarios are in `limits::machine_tests` and in tests/streams_membership.rs.
 
-use super::ids::base64_url_no_pad;
 use super::*;
 
 #[test]
-fn base64_matches_known_vectors() {
-    assert_eq!(base64_url_no_pad(b""), "");
-    assert_eq!(base64_url_no_pad(b"f"), "Zg");
-    assert_eq!(base64_url_no_pad(b"fo"), "Zm8");
-    assert_eq!(base64_url_no_pad(b"foo"), "Zm9v");
-    assert_eq!(base64_url_no_pad(&[0xfb, 0xff]), "-_8");
-    assert_eq!(base64_url_no_pad(&[0u8; 16]), "AAAAAAAAAAAAAAAAAAAAAA");
+fn member_ids_are_22_url_safe_base64_characters_without_a_dash() {
+    let mut rng = StdRng::seed_from_u64(11);
+    for _ in 0..1000 {
+        let id = generate_member_id(&mut rng);
+        assert_eq!(id.len(), 22, "{id}");
+        assert!(!id.contains('-'), "{id}");
+        let parsed: crate::protocol::codec::Uuid = id.parse().expect("a Kafka Uuid string");
+        assert_eq!(parsed.to_string(), id);
+    }
 }
 
 #[test]
