@@ -31,8 +31,6 @@ use super::task::{decode_partition_time, InputRecord, PartitionGroup};
 
 /// How long a commit, a flush or a restore may take before the runtime gives up.
 const OP_TIMEOUT: Duration = Duration::from_secs(60);
-/// Time given to a fetch poll beyond `poll.ms` (see `run_once`).
-const POLL_SLACK: Duration = Duration::from_millis(400);
 
 /// Progress counters of a [`ProcessingRuntime`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -208,10 +206,7 @@ impl ProcessingRuntime {
         if self.active.is_empty() || !self.group_ready {
             std::thread::sleep(wait);
         } else {
-            // The fetcher clips its broker wait to the deadline minus an answer margin: give it
-            // room beyond `poll.ms` so a reconnect or metadata refresh does not eat the whole
-            // budget (a receive that times out costs a reconnect).
-            let parts = self.fetcher.poll(Instant::now() + wait + POLL_SLACK)?;
+            let parts = self.fetcher.poll(Instant::now() + wait)?;
             for part in parts {
                 let tp = part.topic_partition().clone();
                 let Some(task) = self.owner.get(&tp) else {
