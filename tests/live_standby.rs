@@ -73,25 +73,86 @@ fn lagging_standbys(instances: &[Snapshot]) -> Vec<String> {
     out
 }
 
-/// The end offsets of the count store's changelog partitions of `tasks`.
-fn changelog_ends(bootstrap: &str, app: &str, tasks: &BTreeSet<StreamsTaskId>) -> i64 {
+/// Waits until StreamsGroupDescribe shows, for every member, the task offsets of caught-up
+/// standbys as a Java 4.4 member reports them: offset = changelog end offset (the records
+/// applied), end offset = changelog end offset - 1 (Kafka's own tests note this off-by-one),
+/// and nothing for other tasks. The group's task offset interval is 15 s: up to 40 s.
+/// Without task offsets (`reported` false: brokers before 4.4) every member must report
+/// none. Returns the last description and whether it matched.
+fn wait_for_caught_up_offsets(
+    bootstrap: &str,
+    app: &str,
+    reported: bool,
+) -> (StreamsGroupDescription, bool) {
+    let started = Instant::now();
+    loop {
+        let desc = describe(bootstrap, app);
+        let matched = desc.members.iter().all(|m| {
+            let ends = changelog_end_offsets(bootstrap, app, &m.assignment.standby);
+            let want_ends: BTreeMap<_, _> = ends.iter().map(|(t, e)| (t.clone(), e - 1)).collect();
+            match reported {
+                true => m.task_offsets == ends && m.task_end_offsets == want_ends,
+                false => m.task_offsets.is_empty() && m.task_end_offsets.is_empty(),
+            }
+        });
+        if matched || started.elapsed() > Duration::from_secs(40) {
+            for m in &desc.members {
+                eprintln!(
+                    "described {}: active {:?} standby {:?} warmup {:?}; task offsets {:?}, \
+                     end offsets {:?}",
+                    m.member_id,
+                    m.assignment.active,
+                    m.assignment.standby,
+                    m.assignment.warmup,
+                    m.task_offsets,
+                    m.task_end_offsets
+                );
+            }
+            eprintln!(
+                "task offsets as expected after {:?}: {matched}",
+                started.elapsed()
+            );
+            return (desc, matched);
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// The end offset of the count store's changelog partition of each of `tasks`.
+fn changelog_end_offsets(
+    bootstrap: &str,
+    app: &str,
+    tasks: &BTreeSet<StreamsTaskId>,
+) -> BTreeMap<StreamsTaskId, i64> {
+    if tasks.is_empty() {
+        return BTreeMap::new();
+    }
     let mut f = Fetcher::connect(
         FetcherConfig::new(ClientConfig::new(bootstrap)),
         Duration::from_secs(30),
     )
     .expect("fetcher");
+    let topic = word_count::changelog_topic(app);
     let parts: Vec<TopicPartition> = tasks
         .iter()
-        .map(|t| TopicPartition::new(word_count::changelog_topic(app), t.partition))
+        .map(|t| TopicPartition::new(&topic, t.partition))
         .collect();
-    f.end_offsets(
-        &parts,
-        IsolationLevel::ReadUncommitted,
-        Instant::now() + Duration::from_secs(30),
-    )
-    .expect("changelog end offsets")
-    .values()
-    .sum()
+    let ends = f
+        .end_offsets(
+            &parts,
+            IsolationLevel::ReadUncommitted,
+            Instant::now() + Duration::from_secs(30),
+        )
+        .expect("changelog end offsets");
+    tasks
+        .iter()
+        .map(|t| (t.clone(), ends[&TopicPartition::new(&topic, t.partition)]))
+        .collect()
+}
+
+/// The end offsets of the count store's changelog partitions of `tasks`, summed.
+fn changelog_ends(bootstrap: &str, app: &str, tasks: &BTreeSet<StreamsTaskId>) -> i64 {
+    changelog_end_offsets(bootstrap, app, tasks).values().sum()
 }
 
 /// Sets the group's standby replicas to 1 (and, on 4.4+, the task offset interval to its
@@ -198,67 +259,24 @@ fn rust_standby_catches_up_and_is_promoted() {
     );
 
     // The broker's view: the same standbys, and (4.4+) their offset sums.
-    let want_sums = |s: &Snapshot| -> BTreeMap<StreamsTaskId, i64> {
-        s.tasks
-            .iter()
-            .filter(|(_, t)| t.role == StreamsTaskRole::Standby)
-            .map(|(id, t)| (id.clone(), t.changelog_offset.unwrap_or(0)))
-            .collect()
-    };
-    let mut desc = describe(&bootstrap, &app);
-    let reported = Instant::now();
-    let mut offsets_seen = false;
-    while reported.elapsed() < Duration::from_secs(40) {
-        desc = describe(&bootstrap, &app);
-        offsets_seen = [&sa, &sb].iter().all(|s| {
-            desc.members
-                .iter()
-                .find(|m| m.member_id == s.member_id)
-                .is_some_and(|m| {
-                    let want = want_sums(s);
-                    m.task_offsets == want && m.task_end_offsets.keys().eq(want.keys())
-                })
-        });
-        if offsets_seen || !offsets_reported {
-            break;
-        }
-        std::thread::sleep(Duration::from_secs(1));
-    }
+    let (desc, offsets_seen) = wait_for_caught_up_offsets(&bootstrap, &app, offsets_reported);
     for s in [&sa, &sb] {
         let m = desc
             .members
             .iter()
             .find(|m| m.member_id == s.member_id)
             .unwrap_or_else(|| panic!("{} not described", s.member_id));
-        eprintln!(
-            "described {}: active {:?} standby {:?} warmup {:?}; task offsets {:?}, end offsets {:?}",
-            m.member_id,
-            m.assignment.active,
-            m.assignment.standby,
-            m.assignment.warmup,
-            m.task_offsets,
-            m.task_end_offsets
-        );
         assert_eq!(
             m.assignment.standby,
             tasks_with(s, StreamsTaskRole::Standby),
             "described standbys of {}",
             s.member_id
         );
-        if !offsets_reported {
-            assert!(
-                m.task_offsets.is_empty(),
-                "offsets reported to a 4.1-4.3 broker"
-            );
-        }
     }
-    if offsets_reported {
-        assert!(
-            offsets_seen,
-            "described task offsets never equal to the standby stores' changelog offsets"
-        );
-        eprintln!("task offsets described after {:?}", reported.elapsed());
-    }
+    assert!(
+        offsets_seen,
+        "described task offsets never those of caught-up standbys"
+    );
 
     // rust-a closes: rust-b promotes its standbys of rust-a's stateful tasks.
     let moved: BTreeSet<StreamsTaskId> = tasks_with(&sa, StreamsTaskRole::Active)
@@ -325,7 +343,7 @@ fn java_active_rust_standby_promoted_when_java_stops() {
     let bootstrap = cluster.plaintext().to_string();
     let app = unique_name("wcsj");
     let (in_t, out_t) = (format!("{app}-in"), format!("{app}-out"));
-    configure_group(&cluster, &app);
+    let offsets_reported = configure_group(&cluster, &app);
     create_topics(&bootstrap, &in_t, &out_t, PARTITIONS);
     let (lines_1, expected_1) = input(8_000, 400, 7);
     let (lines_2, expected_2) = input(3_000, 400, 8);
@@ -372,6 +390,18 @@ fn java_active_rust_standby_promoted_when_java_stops() {
         },
     );
     let sr = r.snapshot();
+    // Java's reports and Rust's follow the same convention (4.4+).
+    let (desc, offsets_seen) = wait_for_caught_up_offsets(&bootstrap, &app, offsets_reported);
+    assert!(
+        desc.members
+            .iter()
+            .any(|m| m.member_id == sr.member_id && !m.assignment.standby.is_empty()),
+        "the Rust member has no described standby"
+    );
+    assert!(
+        offsets_seen,
+        "described task offsets never those of caught-up standbys"
+    );
     let java_active = java.active_tasks();
     let moved: BTreeSet<StreamsTaskId> = java_active
         .iter()
