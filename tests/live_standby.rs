@@ -313,10 +313,41 @@ fn rust_standby_catches_up_and_is_promoted() {
     let feeder = feed(&bootstrap, &in_t, lines_2, 250, Duration::from_millis(100));
     feeder.join().expect("feeder");
     let ok = counts.settle_exact(&expected, Duration::from_secs(2), Duration::from_secs(90));
-    let stats_b = b.close();
     assert!(ok, "after the promotion: {}", diff(&counts.last, &expected));
+
+    // rust-c joins: rust-b hands it active tasks and keeps their stores as standbys. They
+    // were checkpointed when rust-b stopped them (its writes flushed), so the standbys read
+    // nothing again; without the checkpoint they would re-read what rust-b wrote as active.
+    let before_c = b.snapshot();
+    let c = RustInstance::start("rust-c", &bootstrap, &app, &in_t, &out_t);
+    wait_for("standby tasks on rust-b", Duration::from_secs(60), || {
+        let s = b.snapshot();
+        s.stats.standby_tasks > 0 && c.snapshot().stats.standby_tasks > 0
+    });
+    wait_for(
+        "standby stores equal to their actives (with rust-c)",
+        Duration::from_secs(30),
+        || {
+            lag = lagging_standbys(&[b.snapshot(), c.snapshot()]);
+            lag.is_empty()
+        },
+    );
+    let after_c = b.snapshot();
+    let handed = tasks_with(&after_c, StreamsTaskRole::Standby);
+    let reread = after_c.stats.standby_applied - before_c.stats.standby_applied;
+    let handed_changelog = changelog_ends(&bootstrap, &app, &handed);
     eprintln!(
-        "standby: exact ({} updates for {} words); rust-b {stats_b:?}",
+        "rust-c joined: rust-b's stores of {handed:?} kept as standbys re-read {reread} of \
+         {handed_changelog} changelog records"
+    );
+    assert!(
+        reread as i64 * 10 <= handed_changelog,
+        "the stores rust-b handed over re-read {reread} of {handed_changelog} records"
+    );
+    let stats_c = c.close();
+    let stats_b = b.close();
+    eprintln!(
+        "standby: exact ({} updates for {} words); rust-b {stats_b:?}; rust-c {stats_c:?}",
         counts.updates,
         expected.values().sum::<i64>()
     );

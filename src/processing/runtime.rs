@@ -194,7 +194,7 @@ impl ProcessingRuntime {
     pub fn stats(&self) -> ProcessingStats {
         let mut s = self.stats;
         s.active_tasks = self.active.len();
-        s.standby_tasks = self.standby.len() - self.orphaned.len();
+        s.standby_tasks = self.standby.len().saturating_sub(self.orphaned.len());
         s
     }
 
@@ -446,7 +446,13 @@ impl ProcessingRuntime {
         }
         for (task, role) in &step.plan().revoked {
             let stores = match role {
-                StreamsTaskRole::Active => self.active.remove(task).map(|t| t.stores),
+                StreamsTaskRole::Active => match self.active.remove(task) {
+                    Some(mut t) => {
+                        self.checkpoint(task, &mut t.stores)?;
+                        Some(t.stores)
+                    }
+                    None => None,
+                },
                 _ => self.standby.remove(task),
             };
             match (stores, assigned.get(task)) {
@@ -568,6 +574,21 @@ impl ProcessingRuntime {
             self.standby.len(),
             self.group_ready
         );
+        Ok(())
+    }
+
+    /// Marks the stores of an active task stopped cleanly (its writes flushed) as reflecting
+    /// their changelogs up to the current end, as Java checkpoints on a clean close: kept
+    /// for a later assignment or turned standby, they then read only what others wrote.
+    fn checkpoint(&mut self, task: &StreamsTaskId, stores: &mut Stores) -> Result<(), Error> {
+        let app_id = self.config.application_id();
+        for store in stores.values_mut() {
+            let tp = TopicPartition::new(changelog_topic(app_id, store.name()), task.partition);
+            let end = self.reader.end_offset(&tp, Instant::now() + OP_TIMEOUT)?;
+            if end > 0 {
+                store.checkpoint(end - 1);
+            }
+        }
         Ok(())
     }
 
