@@ -98,12 +98,13 @@ fn wait_for_caught_up_offsets(
         if matched || started.elapsed() > Duration::from_secs(40) {
             for m in &desc.members {
                 eprintln!(
-                    "described {}: active {:?} standby {:?} warmup {:?}; task offsets {:?}, \
-                     end offsets {:?}",
+                    "described {}: active {:?} standby {:?} warmup {:?} (target standby {:?}); \
+                     task offsets {:?}, end offsets {:?}",
                     m.member_id,
                     m.assignment.active,
                     m.assignment.standby,
                     m.assignment.warmup,
+                    m.target_assignment.standby,
                     m.task_offsets,
                     m.task_end_offsets
                 );
