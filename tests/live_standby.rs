@@ -20,7 +20,7 @@ use kafka_streams_group::processing::word_count;
 use kafka_streams_group::streams::commit::TopicPartition;
 use kafka_streams_group::{ClientConfig, StreamsTaskId, StreamsTaskRole};
 use word_count_support::{
-    create_topics, diff, feed, input, wait_for, Counts, RustInstance, Snapshot,
+    create_topics, diff, feed, input, wait_for, Counts, RustInstance, RustProcess, Snapshot,
 };
 
 /// The tests of this file run one at a time (they are heavy on a small machine).
@@ -159,9 +159,24 @@ fn changelog_ends(bootstrap: &str, app: &str, tasks: &BTreeSet<StreamsTaskId>) -
 /// Sets the group's standby replicas to 1 (and, on 4.4+, the task offset interval to its
 /// minimum, 15 s, so the reported sums are checked within a test's time); returns whether
 /// the broker takes task offsets (4.4+).
+///
+/// The harness broker's fast heartbeat and session settings are set on the group too: a
+/// 4.2.2 group with any dynamic config takes Kafka's built-in defaults (heartbeat 5 s,
+/// session 45 s) for the others instead of the broker's `group.streams.*` (4.4.0 takes the
+/// broker's).
 fn configure_group(cluster: &Cluster, app: &str) -> bool {
     let offsets = cluster.kafka_version() >= (4, 4, 0);
-    let mut configs = vec![("streams.num.standby.replicas", "1")];
+    let mut configs = vec![
+        ("streams.num.standby.replicas", "1"),
+        (
+            "streams.heartbeat.interval.ms",
+            cluster.value("KSG_GROUP_HEARTBEAT_INTERVAL_MS"),
+        ),
+        (
+            "streams.session.timeout.ms",
+            cluster.value("KSG_GROUP_SESSION_TIMEOUT_MS"),
+        ),
+    ];
     if offsets {
         configs.push(("streams.task.offset.interval.ms", "15000"));
     }
@@ -477,5 +492,104 @@ fn java_active_rust_standby_promoted_when_java_stops() {
         "java active + rust standby: exact ({} updates for {} words); rust {stats:?}",
         counts.updates,
         expected.values().sum::<i64>()
+    );
+}
+
+/// A member fenced while it holds standbys (a Rust process stopped with SIGSTOP past the
+/// session timeout, then resumed) keeps their stores while it rejoins and reuses them when
+/// they are assigned again, as Java keeps its standby tasks on `onAllTasksLost`; the
+/// survivor promotes its own standbys of the stopped member's actives, restoring only the
+/// tail, and the counts stay exact.
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_fenced_member_keeps_its_standbys_while_it_rejoins() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    init_logging();
+    let cluster = Cluster::get();
+    let bootstrap = cluster.plaintext().to_string();
+    let app = unique_name("wcsf");
+    let (in_t, out_t) = (format!("{app}-in"), format!("{app}-out"));
+    configure_group(&cluster, &app);
+    create_topics(&bootstrap, &in_t, &out_t, PARTITIONS);
+    let (lines_1, expected_1) = input(6_000, 400, 9);
+    let (lines_2, expected_2) = input(2_000, 400, 10);
+    let expected = sum_maps(&expected_1, &expected_2);
+    let log = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{app}.log"));
+
+    let survivor = RustInstance::start("survivor", &bootstrap, &app, &in_t, &out_t);
+    let victim = RustProcess::start_logged(&bootstrap, &app, &in_t, &out_t, Some(&log));
+    wait_for("a split with standbys", Duration::from_secs(90), || {
+        let s = survivor.snapshot().stats;
+        s.active_tasks == PARTITIONS as usize && s.standby_tasks > 0
+    });
+    let feeder = feed(&bootstrap, &in_t, lines_1, 250, Duration::from_millis(100));
+    let mut counts = Counts::new(&bootstrap, &out_t, PARTITIONS);
+    feeder.join().expect("feeder");
+    let ok = counts.settle_exact(&expected_1, Duration::from_secs(2), Duration::from_secs(90));
+    assert!(ok, "first batch: {}", diff(&counts.last, &expected_1));
+    // The victim's commits and standby reads are done (commit interval 500 ms).
+    std::thread::sleep(Duration::from_secs(2));
+    let before = survivor.snapshot();
+
+    victim.pause(true);
+    let stopped = Instant::now();
+    wait_for(
+        "the survivor to hold every task",
+        Duration::from_secs(30),
+        || survivor.snapshot().stats.active_tasks == 2 * PARTITIONS as usize,
+    );
+    let after = survivor.snapshot();
+    let promoted = tasks_with(&before, StreamsTaskRole::Standby);
+    let changelog = changelog_ends(&bootstrap, &app, &promoted);
+    let restored = after.stats.restored - before.stats.restored;
+    eprintln!(
+        "victim stopped; the survivor held every task after {:?}, promoting {promoted:?}: \
+         restored {restored} of {changelog} changelog records",
+        stopped.elapsed()
+    );
+    assert!(
+        restored as i64 * 10 <= changelog,
+        "promotion restored {restored} of {changelog} changelog records: not only the tail"
+    );
+
+    victim.pause(false);
+    wait_for(
+        "the victim back with tasks",
+        Duration::from_secs(60),
+        || {
+            let s = survivor.snapshot().stats;
+            s.active_tasks < 2 * PARTITIONS as usize && s.standby_tasks > 0
+        },
+    );
+    let feeder = feed(&bootstrap, &in_t, lines_2, 250, Duration::from_millis(100));
+    feeder.join().expect("feeder");
+    let ok = counts.settle_exact(&expected, Duration::from_secs(2), Duration::from_secs(90));
+    victim.close();
+    let stats = survivor.close();
+    let text = std::fs::read_to_string(&log).expect("the victim's log");
+    let lines =
+        |needle: &str| -> Vec<&str> { text.lines().filter(|l| l.contains(needle)).collect() };
+    let kept = lines("its stores are kept while rejoining");
+    let reused = lines("reusing the standby stores kept across the fencing");
+    let dropped = lines("kept standby not assigned again, dropped");
+    for l in kept.iter().chain(&reused).chain(&dropped) {
+        eprintln!("victim: {l}");
+    }
+    assert!(ok, "after the fencing: {}", diff(&counts.last, &expected));
+    assert!(
+        !kept.is_empty(),
+        "the fenced member lost no standby ({})",
+        log.display()
+    );
+    assert!(
+        !reused.is_empty(),
+        "the fenced member reused none of its kept standbys ({})",
+        log.display()
+    );
+    eprintln!(
+        "fenced member: kept {} standby task(s), reused {}, dropped {}; exact; survivor {stats:?}",
+        kept.len(),
+        reused.len(),
+        dropped.len()
     );
 }

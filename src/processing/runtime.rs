@@ -471,7 +471,10 @@ impl ProcessingRuntime {
         let mut starting = Vec::new();
         for (task, role) in &step.plan().assigned {
             let kept = match self.orphaned.remove(task) {
-                true => self.standby.remove(task),
+                true => {
+                    log::info!("task {task}: reusing the standby stores kept across the fencing");
+                    self.standby.remove(task)
+                }
                 false => None,
             };
             let retained = self.retained.remove(task).map(|(since, stores)| {

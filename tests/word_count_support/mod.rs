@@ -291,6 +291,18 @@ pub struct RustProcess {
 
 impl RustProcess {
     pub fn start(bootstrap: &str, app: &str, input: &str, output: &str) -> RustProcess {
+        Self::start_logged(bootstrap, app, input, output, None)
+    }
+
+    /// [`start`](Self::start) with the library's log at `info` written to `log` (if given)
+    /// instead of the test's stderr.
+    pub fn start_logged(
+        bootstrap: &str,
+        app: &str,
+        input: &str,
+        output: &str,
+        log: Option<&std::path::Path>,
+    ) -> RustProcess {
         let root = env!("CARGO_MANIFEST_DIR");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
@@ -305,10 +317,25 @@ impl RustProcess {
             .args(["--quiet", "--no-stdin-input"])
             .stdin(Stdio::piped())
             .stdout(Stdio::inherit())
-            .stderr(Stdio::inherit())
+            .stderr(match log {
+                Some(path) => Stdio::from(std::fs::File::create(path).expect("create the log")),
+                None => Stdio::inherit(),
+            })
+            .envs(log.map(|_| ("RUST_LOG", "info")))
             .spawn()
             .expect("start examples/word_count");
         RustProcess { child }
+    }
+
+    /// SIGSTOP (`true`) or SIGCONT (`false`): a stopped process sends no heartbeat.
+    pub fn pause(&self, stop: bool) {
+        let pid = self.child.id().to_string();
+        let signal = if stop { "-STOP" } else { "-CONT" };
+        let status = Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal} {pid}");
     }
 
     pub fn kill_hard(mut self) {
