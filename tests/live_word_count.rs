@@ -9,28 +9,18 @@ mod common;
 mod word_count_support;
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::peer::{Peer, PeerOptions};
 use common::{init_logging, unique_name, Cluster, LIVE};
 use word_count_support::{
-    below, create_topics, diff, feed, first_offsets, input, Counts, RustInstance, RustProcess,
+    below, create_topics, diff, feed, first_offsets, input, wait_for, Counts, RustInstance,
+    RustProcess,
 };
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 const PARTITIONS: i32 = 4;
-
-fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if f() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    panic!("timed out after {timeout:?} waiting for {what}");
-}
 
 /// Priority 1: one Rust instance, a small known input, exact counts.
 #[test]

@@ -42,6 +42,8 @@ pub struct ChangelogReader {
     /// Partitions followed by `catch_up`, with their store's changelog offset when the last
     /// call returned: a store that moved since (restored, cleared, replaced) is sought anew.
     followed: HashMap<TopicPartition, Option<i64>>,
+    /// The last end offset seen per partition (restore end, or a fetch's high watermark).
+    ends: HashMap<TopicPartition, i64>,
 }
 
 impl ChangelogReader {
@@ -52,6 +54,7 @@ impl ChangelogReader {
         ChangelogReader {
             fetcher,
             followed: HashMap::new(),
+            ends: HashMap::new(),
         }
     }
 
@@ -136,6 +139,7 @@ impl ChangelogReader {
         let limit = deadline.saturating_duration_since(Instant::now());
         let parts = std::slice::from_ref(tp);
         let end = self.end_offset(tp, deadline)?;
+        self.ends.insert(tp.clone(), end);
         let log_start = self
             .fetcher
             .beginning_offsets(parts, deadline)?
@@ -210,6 +214,8 @@ impl ChangelogReader {
             .assign(stores.iter().map(|(tp, _)| (*tp).clone()));
         self.followed
             .retain(|tp, _| stores.iter().any(|(t, _)| *t == tp));
+        self.ends
+            .retain(|tp, _| stores.iter().any(|(t, _)| *t == tp));
         if stores.is_empty() {
             return Ok(0);
         }
@@ -235,6 +241,8 @@ impl ChangelogReader {
         let result = polled.and_then(|parts| {
             for part in parts {
                 if let Some(&i) = index.get(part.topic_partition()) {
+                    self.ends
+                        .insert(part.topic_partition().clone(), part.high_watermark());
                     records += apply(&part, stores[i].1)?;
                 }
             }
@@ -250,6 +258,12 @@ impl ChangelogReader {
             }
         }
         result
+    }
+
+    /// The end offset of `changelog` last seen (by a restore, or as the high watermark of a
+    /// catch-up fetch); `None` before any.
+    pub(crate) fn known_end_offset(&self, changelog: &TopicPartition) -> Option<i64> {
+        self.ends.get(changelog).copied()
     }
 
     /// The current end offset of `changelog` (ListOffsets latest, read_uncommitted), e.g.

@@ -21,6 +21,7 @@ mod runtime;
 pub mod serde;
 pub mod store;
 mod task;
+mod task_offsets;
 pub mod word_count;
 
 pub use self::app::{ProcessorFactory, StreamsApp};

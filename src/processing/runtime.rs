@@ -19,7 +19,7 @@ use crate::runtime::{
 use crate::streams::commit::{
     CommitOffset, OffsetCommitOutcome, OffsetFetchOutcome, TopicPartition,
 };
-use crate::streams::{StreamsTaskId, StreamsTaskRole, StreamsTaskRuntime};
+use crate::streams::{StreamsTaskId, StreamsTaskOffsets, StreamsTaskRole, StreamsTaskRuntime};
 
 use super::app::StreamsApp;
 use super::changelog::ChangelogReader;
@@ -28,11 +28,15 @@ use super::context::{Processor, TaskContext};
 use super::purge::RecordPurger;
 use super::store::{changelog_topic, KeyValueStore};
 use super::task::{decode_partition_time, InputRecord, PartitionGroup};
+use super::task_offsets::task_offset_sums;
 
 /// How long a commit, a flush or a restore may take before the runtime gives up.
 const OP_TIMEOUT: Duration = Duration::from_secs(60);
-/// Time given to a fetch poll beyond `poll.ms` (see `run_once`).
-const POLL_SLACK: Duration = Duration::from_millis(400);
+/// How long the stores of a task revoked from this member are kept for a later assignment
+/// (Java's `state.cleanup.delay.ms` default: a task directory not owned for that long goes).
+const STATE_CLEANUP_DELAY: Duration = Duration::from_secs(600);
+
+type Stores = BTreeMap<String, KeyValueStore>;
 
 /// Progress counters of a [`ProcessingRuntime`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,8 +49,11 @@ pub struct ProcessingStats {
     pub changelog_records: u64,
     /// Offset commits that succeeded.
     pub commits: u64,
-    /// Changelog records applied while restoring stores.
+    /// Changelog records applied while restoring the stores of active tasks (before they
+    /// process; for a promoted standby only the tail its standby had not read yet).
     pub restored: u64,
+    /// Changelog records applied by standby and warm-up tasks (catching up).
+    pub standby_applied: u64,
     /// Active tasks owned now.
     pub active_tasks: usize,
     /// Standby and warm-up tasks owned now.
@@ -88,7 +95,17 @@ pub struct ProcessingRuntime {
     /// Committed offsets of repartition partitions not purged yet.
     to_purge: BTreeMap<TopicPartition, i64>,
     active: BTreeMap<StreamsTaskId, ActiveTask>,
+    /// Standby and warm-up tasks' stores, and those of standbys lost with a fencing (kept
+    /// up to date while the member rejoins, as Java keeps its standby tasks).
     standby: BTreeMap<StreamsTaskId, BTreeMap<String, KeyValueStore>>,
+    /// Standby tasks lost with a fencing and not assigned again yet.
+    orphaned: BTreeSet<StreamsTaskId>,
+    /// Stores of tasks revoked from this member, kept (since the instant) for a later
+    /// assignment, as Java keeps a closed task's state directory: a standby revoked now and
+    /// assigned active in a later rebalance restores only the tail.
+    retained: BTreeMap<StreamsTaskId, (Instant, Stores)>,
+    /// The task offsets last handed to the heartbeat thread.
+    reported_offsets: Option<StreamsTaskOffsets>,
     owner: HashMap<TopicPartition, StreamsTaskId>,
     group_ready: bool,
     last_commit: Instant,
@@ -157,6 +174,9 @@ impl ProcessingRuntime {
             to_purge: BTreeMap::new(),
             active: BTreeMap::new(),
             standby: BTreeMap::new(),
+            orphaned: BTreeSet::new(),
+            retained: BTreeMap::new(),
+            reported_offsets: None,
             owner: HashMap::new(),
             group_ready: false,
             last_commit: Instant::now(),
@@ -174,8 +194,28 @@ impl ProcessingRuntime {
     pub fn stats(&self) -> ProcessingStats {
         let mut s = self.stats;
         s.active_tasks = self.active.len();
-        s.standby_tasks = self.standby.len();
+        s.standby_tasks = self.standby.len().saturating_sub(self.orphaned.len());
         s
+    }
+
+    /// The stores of the tasks held now, with the role each task is held in (a standby kept
+    /// across a fencing counts as a standby), e.g. to compare a standby with its active.
+    pub fn task_stores(
+        &self,
+    ) -> impl Iterator<Item = (&StreamsTaskId, StreamsTaskRole, &KeyValueStore)> {
+        let active = self.active.iter().flat_map(|(id, t)| {
+            t.stores
+                .values()
+                .map(move |s| (id, StreamsTaskRole::Active, s))
+        });
+        let standby = self.standby.iter().flat_map(|(id, stores)| {
+            let role = match self.tasks.role_of(id) {
+                Some(StreamsTaskRole::Warmup) => StreamsTaskRole::Warmup,
+                _ => StreamsTaskRole::Standby,
+            };
+            stores.values().map(move |s| (id, role, s))
+        });
+        active.chain(standby)
     }
 
     /// Runs iterations until `stop` is set (or an error).
@@ -208,10 +248,7 @@ impl ProcessingRuntime {
         if self.active.is_empty() || !self.group_ready {
             std::thread::sleep(wait);
         } else {
-            // The fetcher clips its broker wait to the deadline minus an answer margin: give it
-            // room beyond `poll.ms` so a reconnect or metadata refresh does not eat the whole
-            // budget (a receive that times out costs a reconnect).
-            let parts = self.fetcher.poll(Instant::now() + wait + POLL_SLACK)?;
+            let parts = self.fetcher.poll(Instant::now() + wait)?;
             for part in parts {
                 let tp = part.topic_partition().clone();
                 let Some(task) = self.owner.get(&tp) else {
@@ -248,6 +285,7 @@ impl ProcessingRuntime {
         if !self.standby.is_empty() {
             self.catch_up_standbys()?;
         }
+        self.report_task_offsets()?;
         if self.last_commit.elapsed() >= self.config.get_commit_interval() {
             self.commit_all()?;
         }
@@ -373,11 +411,16 @@ impl ProcessingRuntime {
         if step.plan().is_empty() {
             return Ok(());
         }
-        // 1. Lost: drop without committing (their stores may hold unflushed writes).
+        // 1. Lost: drop active tasks without committing (their stores may hold unflushed
+        // writes); keep standbys up to date while rejoining, as Java does (`handleLostAll`).
         for (task, role) in &step.plan().lost {
-            log::warn!("task {task} ({role:?}) lost: dropped without a commit");
-            self.active.remove(task);
-            self.standby.remove(task);
+            if *role == StreamsTaskRole::Active {
+                log::warn!("task {task} ({role:?}) lost: dropped without a commit");
+                self.active.remove(task);
+            } else if self.standby.contains_key(task) {
+                log::warn!("task {task} ({role:?}) lost: its stores are kept while rejoining");
+                self.orphaned.insert(task.clone());
+            }
         }
         // 2. Revoked active tasks: flush, commit them and every other dirty task, drop.
         let revoked_active: Vec<StreamsTaskId> = step
@@ -389,7 +432,7 @@ impl ProcessingRuntime {
             .collect();
         let assigned: BTreeMap<&StreamsTaskId, StreamsTaskRole> =
             step.plan().assigned.iter().map(|(t, r)| (t, *r)).collect();
-        let mut carried: BTreeMap<StreamsTaskId, BTreeMap<String, KeyValueStore>> = BTreeMap::new();
+        let mut carried: BTreeMap<StreamsTaskId, Stores> = BTreeMap::new();
         if !revoked_active.is_empty() {
             let mut to_commit: BTreeSet<StreamsTaskId> = revoked_active.iter().cloned().collect();
             to_commit.extend(
@@ -403,11 +446,23 @@ impl ProcessingRuntime {
         }
         for (task, role) in &step.plan().revoked {
             let stores = match role {
-                StreamsTaskRole::Active => self.active.remove(task).map(|t| t.stores),
+                StreamsTaskRole::Active => match self.active.remove(task) {
+                    Some(mut t) => {
+                        self.checkpoint(task, &mut t.stores)?;
+                        Some(t.stores)
+                    }
+                    None => None,
+                },
                 _ => self.standby.remove(task),
             };
-            if let (Some(stores), Some(_)) = (stores, assigned.get(task)) {
-                carried.insert(task.clone(), stores);
+            match (stores, assigned.get(task)) {
+                (Some(stores), Some(_)) => {
+                    carried.insert(task.clone(), stores);
+                }
+                (Some(stores), None) if !stores.is_empty() => {
+                    self.retained.insert(task.clone(), (Instant::now(), stores));
+                }
+                _ => {}
             }
             log::info!("task {task} ({role:?}) revoked");
         }
@@ -415,8 +470,24 @@ impl ProcessingRuntime {
         // 3. Assigned: committed offsets + partition times of new active tasks.
         let mut starting = Vec::new();
         for (task, role) in &step.plan().assigned {
+            let kept = match self.orphaned.remove(task) {
+                true => {
+                    log::info!("task {task}: reusing the standby stores kept across the fencing");
+                    self.standby.remove(task)
+                }
+                false => None,
+            };
+            let retained = self.retained.remove(task).map(|(since, stores)| {
+                log::info!(
+                    "task {task}: reusing the stores kept since its revocation {:?} ago",
+                    since.elapsed()
+                );
+                stores
+            });
             let stores = carried
                 .remove(task)
+                .or(kept)
+                .or(retained)
                 .unwrap_or_else(|| self.new_stores(task));
             if *role != StreamsTaskRole::Active {
                 self.standby.insert(task.clone(), stores);
@@ -466,6 +537,15 @@ impl ProcessingRuntime {
             );
         }
         handle.acknowledge_assigned(&mut self.tasks, &step)?;
+        self.retained
+            .retain(|_, (since, _)| since.elapsed() < STATE_CLEANUP_DELAY);
+        // Standbys kept across a fencing go once a new assignment left them out.
+        if !step.plan().assigned.is_empty() {
+            for task in std::mem::take(&mut self.orphaned) {
+                log::info!("task {task}: kept standby not assigned again, dropped");
+                self.standby.remove(&task);
+            }
+        }
         // 4. Restore the new tasks' stores (their input is not fetched until then).
         for (task, _, _) in &starting {
             self.restore_task(task)?;
@@ -497,6 +577,21 @@ impl ProcessingRuntime {
             self.standby.len(),
             self.group_ready
         );
+        Ok(())
+    }
+
+    /// Marks the stores of an active task stopped cleanly (its writes flushed) as reflecting
+    /// their changelogs up to the current end, as Java checkpoints on a clean close: kept
+    /// for a later assignment or turned standby, they then read only what others wrote.
+    fn checkpoint(&mut self, task: &StreamsTaskId, stores: &mut Stores) -> Result<(), Error> {
+        let app_id = self.config.application_id();
+        for store in stores.values_mut() {
+            let tp = TopicPartition::new(changelog_topic(app_id, store.name()), task.partition);
+            let end = self.reader.end_offset(&tp, Instant::now() + OP_TIMEOUT)?;
+            if end > 0 {
+                store.checkpoint(end - 1);
+            }
+        }
         Ok(())
     }
 
@@ -544,7 +639,7 @@ impl ProcessingRuntime {
             let s = self
                 .reader
                 .restore(&tp, store, Instant::now() + OP_TIMEOUT)?;
-            self.stats.restored += s.records;
+            self.stats.standby_applied += s.records;
         }
         Ok(())
     }
@@ -570,7 +665,41 @@ impl ProcessingRuntime {
         let n = self
             .reader
             .catch_up(&mut pairs, Instant::now() + self.config.get_poll_wait())?;
-        self.stats.restored += n;
+        self.stats.standby_applied += n;
+        Ok(())
+    }
+
+    /// Hands the heartbeat thread the current task offset sums when they changed; it sends
+    /// them at Java's cadence (Kafka 4.4+ brokers only).
+    fn report_task_offsets(&mut self) -> Result<(), Error> {
+        let app_id = self.config.application_id();
+        let reader = &self.reader;
+        // Offsets: every task with local state but no running active one (standbys, and
+        // stores kept after a revocation); end offsets: the tasks still reading changelogs.
+        let kept = self
+            .retained
+            .iter()
+            .map(|(task, (_, stores))| (task, stores));
+        let offsets = self.standby.iter().chain(kept).map(|(task, stores)| {
+            (
+                task,
+                stores.values().map(|s| s.changelog_offset()).collect(),
+            )
+        });
+        let ends = self.standby.iter().map(|(task, stores)| {
+            let ends = stores.values().map(|s| {
+                let tp = TopicPartition::new(changelog_topic(app_id, s.name()), task.partition);
+                reader.known_end_offset(&tp)
+            });
+            (task, ends.collect())
+        });
+        let offsets = task_offset_sums(offsets, ends);
+        if self.reported_offsets.as_ref() == Some(&offsets) {
+            return Ok(());
+        }
+        log::debug!("task offsets now {offsets:?}");
+        self.handle().report_task_offsets(offsets.clone())?;
+        self.reported_offsets = Some(offsets);
         Ok(())
     }
 

@@ -174,6 +174,12 @@ impl KeyValueStore {
         self.changelog_offset = Some(offset);
     }
 
+    /// Records that the store reflects its changelog up to `offset` (inclusive): every write
+    /// was sent and acknowledged, as Java checkpoints an active task's produced offsets.
+    pub(crate) fn checkpoint(&mut self, offset: i64) {
+        self.changelog_offset = Some(offset);
+    }
+
     /// The offset of the last changelog record applied, `None` if none was.
     pub fn changelog_offset(&self) -> Option<i64> {
         self.changelog_offset

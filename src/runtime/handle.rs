@@ -167,6 +167,7 @@ enum Command {
         Option<StreamsTaskOffsets>,
         Replier<UnitReply>,
     ),
+    ReportTaskOffsets(StreamsTaskOffsets, Replier<UnitReply>),
     HeartbeatNow(Replier<AssignmentReply>),
     RequestShutdown(Replier<UnitReply>),
     /// Leave and stop; the instants are when the close began and its deadline.
@@ -404,6 +405,15 @@ impl StreamsGroupSessionHandle {
         })
     }
 
+    /// Replaces the task offset sums the heartbeats report (Kafka 4.4+ brokers; the owned
+    /// tasks stay as reported). When they are sent follows Java's cadence (see
+    /// [`StreamsGroupSession::set_task_state_with_optional_offsets`](crate::StreamsGroupSession::set_task_state_with_optional_offsets)).
+    pub(crate) fn report_task_offsets(&self, offsets: StreamsTaskOffsets) -> Result<(), Error> {
+        self.call("report_task_offsets", &self.unit_replies, |tx| {
+            Command::ReportTaskOffsets(offsets, tx)
+        })
+    }
+
     /// Sends a heartbeat as soon as allowed and blocks until the broker answered it; returns
     /// the assignment after that answer.
     pub fn heartbeat_now(&self) -> Result<StreamsGroupSessionAssignment, Error> {
@@ -531,6 +541,12 @@ fn run(
                         r = driver.command(Instant::now(), MembershipCommand::ReportTaskOffsets(o));
                     }
                     reply.send(r);
+                }
+                Command::ReportTaskOffsets(offsets, reply) => {
+                    reply.send(driver.command(
+                        Instant::now(),
+                        MembershipCommand::ReportTaskOffsets(offsets),
+                    ));
                 }
                 Command::HeartbeatNow(reply) => {
                     match driver.command(Instant::now(), MembershipCommand::HeartbeatNow) {

@@ -333,3 +333,49 @@ impl Drop for Watchdog {
         }
     }
 }
+
+/// Sets dynamic configs of group `group` (e.g. `streams.num.standby.replicas`) as an operator
+/// would, with Kafka's own `kafka-configs.sh` class run from the broker's jars
+/// (`scripts/kafka.sh tool`); the group need not exist yet. The class moved from
+/// `kafka.admin` (4.2) to `org.apache.kafka.tools` (4.4): the one the jars hold is used.
+pub fn set_group_configs(cluster: &Cluster, group: &str, configs: &[(&str, &str)]) {
+    let libs = std::path::Path::new(cluster.value("KSG_KAFKA_LIBS"));
+    let version = cluster.value("KSG_KAFKA_VERSION");
+    let tools_jar = libs.join(format!("kafka-tools-{version}.jar"));
+    let class = match std::fs::read(&tools_jar) {
+        // A jar's central directory names its classes uncompressed.
+        Ok(bytes) if contains(&bytes, b"org/apache/kafka/tools/ConfigCommand.class") => {
+            "org.apache.kafka.tools.ConfigCommand"
+        }
+        _ => "kafka.admin.ConfigCommand",
+    };
+    let pairs = configs
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let bootstrap = cluster.plaintext_first();
+    kafka_sh(
+        cluster.value("KSG_RUN_DIR"),
+        &[
+            "tool",
+            "--kafka",
+            version,
+            class,
+            "--bootstrap-server",
+            bootstrap,
+            "--entity-type",
+            "groups",
+            "--entity-name",
+            group,
+            "--alter",
+            "--add-config",
+            &pairs,
+        ],
+        &[],
+    );
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ use kafka_streams_group::processing::{
 };
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::streams::commit::TopicPartition;
-use kafka_streams_group::ClientConfig;
+use kafka_streams_group::{ClientConfig, StreamsTaskId, StreamsTaskRole};
 
 /// Vocabulary entries with what Java's `toLowerCase().split("\\W+")` makes of each when it
 /// stands between two ASCII delimiters, written out by hand (not computed by the library):
@@ -159,10 +159,54 @@ pub fn feed(
         .expect("spawn feeder")
 }
 
+/// One task's store as an instance holds it: role, counts (word → count), changelog offset
+/// of the last record applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskStore {
+    pub role: StreamsTaskRole,
+    pub counts: BTreeMap<String, i64>,
+    pub changelog_offset: Option<i64>,
+}
+
+/// What a running instance holds, refreshed by its thread every `SNAPSHOT_EVERY`.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub member_id: String,
+    pub stats: ProcessingStats,
+    pub tasks: BTreeMap<StreamsTaskId, TaskStore>,
+}
+
+const SNAPSHOT_EVERY: Duration = Duration::from_millis(300);
+
+fn snapshot_of(rt: &ProcessingRuntime) -> Snapshot {
+    let mut tasks: BTreeMap<StreamsTaskId, TaskStore> = BTreeMap::new();
+    for (id, role, store) in rt.task_stores() {
+        let t = tasks.entry(id.clone()).or_insert(TaskStore {
+            role,
+            counts: BTreeMap::new(),
+            changelog_offset: None,
+        });
+        t.changelog_offset = t.changelog_offset.max(store.changelog_offset());
+        for (k, v) in store.iter() {
+            let v: [u8; 8] = v.try_into().expect("an 8-byte Long count");
+            t.counts.insert(
+                String::from_utf8_lossy(k).into_owned(),
+                i64::from_be_bytes(v),
+            );
+        }
+    }
+    Snapshot {
+        member_id: rt.handle().member_id().to_string(),
+        stats: rt.stats(),
+        tasks,
+    }
+}
+
 /// A Rust WordCount instance running in a thread of the test.
 pub struct RustInstance {
     pub name: String,
     stop: Arc<AtomicBool>,
+    snapshot: Arc<Mutex<Snapshot>>,
     thread: Option<JoinHandle<Result<ProcessingStats, kafka_streams_group::Error>>>,
 }
 
@@ -180,13 +224,28 @@ impl RustInstance {
         let wc = word_count::app(app, input, output, None);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let snapshot = Arc::new(Mutex::new(Snapshot::default()));
+        let shared = snapshot.clone();
         let n = name.to_string();
         let thread = std::thread::Builder::new()
             .name(name.to_string())
             .spawn(move || {
                 let mut rt = ProcessingRuntime::start(config, wc)?;
                 eprintln!("{n}: joined as {}", rt.handle().member_id());
-                let r = rt.run_until(&flag);
+                let mut taken = Instant::now() - SNAPSHOT_EVERY;
+                let r = loop {
+                    if flag.load(Ordering::SeqCst) {
+                        break Ok(());
+                    }
+                    if let Err(e) = rt.run_once() {
+                        break Err(e);
+                    }
+                    if taken.elapsed() >= SNAPSHOT_EVERY {
+                        taken = Instant::now();
+                        let s = snapshot_of(&rt);
+                        *shared.lock().unwrap_or_else(|e| e.into_inner()) = s;
+                    }
+                };
                 let stats = rt.stats();
                 let closed = rt.close();
                 eprintln!("{n}: closed ({stats:?})");
@@ -196,8 +255,17 @@ impl RustInstance {
         RustInstance {
             name: name.to_string(),
             stop,
+            snapshot,
             thread: Some(thread),
         }
+    }
+
+    /// What the instance held at its last snapshot (at most `SNAPSHOT_EVERY` old).
+    pub fn snapshot(&self) -> Snapshot {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Clean close: commit, leave. Panics if the instance failed.
@@ -223,6 +291,18 @@ pub struct RustProcess {
 
 impl RustProcess {
     pub fn start(bootstrap: &str, app: &str, input: &str, output: &str) -> RustProcess {
+        Self::start_logged(bootstrap, app, input, output, None)
+    }
+
+    /// [`start`](Self::start) with the library's log at `info` written to `log` (if given)
+    /// instead of the test's stderr.
+    pub fn start_logged(
+        bootstrap: &str,
+        app: &str,
+        input: &str,
+        output: &str,
+        log: Option<&std::path::Path>,
+    ) -> RustProcess {
         let root = env!("CARGO_MANIFEST_DIR");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
@@ -237,10 +317,25 @@ impl RustProcess {
             .args(["--quiet", "--no-stdin-input"])
             .stdin(Stdio::piped())
             .stdout(Stdio::inherit())
-            .stderr(Stdio::inherit())
+            .stderr(match log {
+                Some(path) => Stdio::from(std::fs::File::create(path).expect("create the log")),
+                None => Stdio::inherit(),
+            })
+            .envs(log.map(|_| ("RUST_LOG", "info")))
             .spawn()
             .expect("start examples/word_count");
         RustProcess { child }
+    }
+
+    /// SIGSTOP (`true`) or SIGCONT (`false`): a stopped process sends no heartbeat.
+    pub fn pause(&self, stop: bool) {
+        let pid = self.child.id().to_string();
+        let signal = if stop { "-STOP" } else { "-CONT" };
+        let status = Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal} {pid}");
     }
 
     pub fn kill_hard(mut self) {
@@ -360,6 +455,18 @@ impl Counts {
             }
         }
     }
+}
+
+/// Polls `f` every 200 ms until it is true; panics naming `what` after `timeout`.
+pub fn wait_for(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("timed out after {timeout:?} waiting for {what}");
 }
 
 /// Words whose count is below the expected one: (word, got, want).
