@@ -19,6 +19,10 @@
 #[path = "../../fuzz/src/harness.rs"]
 mod harness;
 
+// For its wire task-list builder `tasks`, shared with the other test binaries.
+#[path = "../support/mock_coordinator.rs"]
+mod mock_coordinator;
+
 mod messages;
 mod replay;
 mod seeds;

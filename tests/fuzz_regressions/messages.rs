@@ -33,19 +33,12 @@ use kafka_streams_group::protocol::api::streams_group_describe::{
 };
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     CopartitionGroup, Endpoint, EndpointToPartitions, KeyValue, Status,
-    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, Subtopology, TaskIds, TaskOffset,
+    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, Subtopology, TaskOffset,
     TopicInfo, TopicPartition, Topology,
 };
 use kafka_streams_group::protocol::Uuid;
 
-fn tasks(ids: &[(&str, &[i32])]) -> Vec<TaskIds> {
-    ids.iter()
-        .map(|(s, p)| TaskIds {
-            subtopology_id: (*s).to_owned(),
-            partitions: p.to_vec(),
-        })
-        .collect()
-}
+use crate::mock_coordinator::tasks;
 
 pub(crate) fn heartbeat_response_full(version: i16) -> StreamsGroupHeartbeatResponse {
     StreamsGroupHeartbeatResponse {

@@ -5,6 +5,9 @@
 //! acknowledge), [`errors`], [`commands`] (leave, shutdown, heartbeat now) and [`versions`]
 //! (v0 brokers).
 
+#[path = "../support/mock_coordinator.rs"]
+mod mock_coordinator;
+
 mod commands;
 mod errors;
 mod lifecycle;
@@ -13,13 +16,16 @@ mod versions;
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
-    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, TaskIds,
+    StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse,
 };
 use kafka_streams_group::streams::{
     MemberState, MembershipCommand, MembershipConfig, MembershipEvent, StreamsMembership,
     StreamsTaskAssignment, StreamsTaskId, StreamsTaskRole, StreamsTopology, Subtopology, TopicInfo,
     UserEndpoint,
 };
+
+// Wire task lists: the mock coordinator's builder, under the name these scenarios use.
+use mock_coordinator::tasks as tids;
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -115,15 +121,6 @@ impl Sim {
 }
 
 type Tasks<'a> = &'a [(&'a str, &'a [i32])];
-
-fn tids(list: Tasks<'_>) -> Vec<TaskIds> {
-    list.iter()
-        .map(|(s, p)| TaskIds {
-            subtopology_id: s.to_string(),
-            partitions: p.to_vec(),
-        })
-        .collect()
-}
 
 fn ok(
     epoch: i32,
