@@ -1,9 +1,9 @@
 //! The checks behind every fuzz target, as plain safe functions of the input bytes.
 //!
 //! This file is compiled twice: as `kafka_streams_group_fuzz::harness` for the libFuzzer
-//! binaries, and via `#[path]` inside the main package's `tests/fuzz_regressions.rs`, which
-//! replays the committed seeds and crash reproducers through exactly the same checks on every
-//! `cargo test`. So it may use only the library's public API and `std`.
+//! binaries, and via `#[path]` inside the main package's `tests/fuzz_regressions/main.rs`,
+//! which replays the committed seeds and crash reproducers through exactly the same checks on
+//! every `cargo test`. So it may use only the library's public API and `std`.
 //!
 //! Properties checked for every input:
 //! * decoding never panics (any failure must be a typed `DecodeError`);

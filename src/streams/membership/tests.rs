@@ -1,5 +1,5 @@
 //! Unit tests of the small helpers: id encodings and the backoff curve. The state machine's
-//! scenarios are in `limits::machine_tests` and in tests/streams_membership.rs.
+//! scenarios are in `limits::machine_tests` and in tests/streams_membership/.
 
 use super::*;
 
