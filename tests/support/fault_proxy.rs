@@ -3,7 +3,7 @@
 //! corrupts or throttles the traffic.
 //!
 //! Include it from a test binary with
-//! `#[path = "support/fault_proxy.rs"] mod fault_proxy;`.
+//! `#[path = "support/fault_proxy.rs"] mod fault_proxy;` (from a directory binary `tests/x/main.rs`: `"../support/fault_proxy.rs"`).
 //!
 //! Plain std threads, no async: one accept thread plus two pump threads per connection (one
 //! per direction). Every thread polls its stop conditions at least every [`POLL`], so a fault

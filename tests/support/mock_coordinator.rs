@@ -2,7 +2,7 @@
 //! plain std threads that speaks real Kafka frames through the crate's own protocol types.
 //!
 //! Include it from a test binary with
-//! `#[path = "support/mock_coordinator.rs"] mod mock_coordinator;`.
+//! `#[path = "support/mock_coordinator.rs"] mod mock_coordinator;` (from a directory binary `tests/x/main.rs`: `"../support/mock_coordinator.rs"`).
 //!
 //! It answers ApiVersions (advertised StreamsGroupHeartbeat range configurable), FindCoordinator
 //! (pointing at itself or at any address the test sets, e.g. a second mock or a fault proxy),

@@ -2,7 +2,7 @@
 //! record-batch decoder, independent of the crate's fetcher.
 //!
 //! Include it from a test binary with
-//! `#[path = "support/producer_read.rs"] mod producer_read;`.
+//! `#[path = "support/producer_read.rs"] mod producer_read;` (from a directory binary `tests/x/main.rs`: `"../support/producer_read.rs"`).
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
