@@ -70,7 +70,7 @@ cargo build --all-targets --quiet
 phase_end "build"
 
 phase "unit tests (live tests are ignored here)"
-cargo_test || failed=1
+cargo_test --no-fail-fast || failed=1
 phase_end "unit tests"
 
 if [ $unit_only -eq 0 ]; then
@@ -105,7 +105,7 @@ if [ $unit_only -eq 0 ]; then
     started_run_dir=$run_dir
     # Every #[ignore]d test is a live test, except the broker-independent conformance suite
     # and copartition-order check (run once above).
-    KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --tests -- --ignored --skip conformance_against_kafka \
+    KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --no-fail-fast --tests -- --ignored --skip conformance_against_kafka \
       --skip copartition_order_matches_kafka_streams || failed=1
     if [ "$version" = 4.4.0 ]; then
       bash "$repo/scripts/run-examples.sh" "$run_dir/cluster.env" || failed=1

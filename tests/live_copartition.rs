@@ -13,116 +13,15 @@
 mod common;
 
 use common::member::Member;
+use common::peer::{Peer, PeerOptions};
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::{
     Error, StreamsGroupConfig, StreamsGroupSession, StreamsTaskId, StreamsTopology, Subtopology,
     TopicInfo,
 };
-
-/// The Java peer, reduced to what these tests need. Killed on drop.
-struct Peer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-}
-
-impl Peer {
-    fn start(args: &[&str], log_name: &str) -> Peer {
-        let script = std::env::var_os("KSG_STREAMS_PEER")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/streams-peer.sh")
-            });
-        let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{log_name}-peer.log"));
-        let mut child = Command::new("bash")
-            .arg(&script)
-            .arg("run")
-            .args(args)
-            .arg("--log-file")
-            .arg(&log)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start the Java peer {}: {e}", script.display()));
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take();
-        let mut peer = Peer {
-            child,
-            stdin,
-            lines,
-        };
-        peer.expect(Duration::from_secs(60), |l| l == "ready");
-        eprintln!("peer: ready (log {})", log.display());
-        peer
-    }
-
-    fn expect(&mut self, timeout: Duration, want: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) if want(&l) => return l,
-                Ok(_) => {}
-                Err(e) => panic!("peer: no expected line within {timeout:?} ({e})"),
-            }
-        }
-    }
-
-    fn active_tasks(&mut self) -> BTreeSet<StreamsTaskId> {
-        let stdin = self.stdin.as_mut().expect("stdin");
-        writeln!(stdin, "tasks")
-            .and_then(|()| stdin.flush())
-            .expect("write tasks");
-        let reply = self.expect(Duration::from_secs(30), |l| l.starts_with("tasks "));
-        let list = reply
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("active="))
-            .unwrap_or_else(|| panic!("odd tasks reply {reply:?}"));
-        list.split(',')
-            .filter(|t| !t.is_empty())
-            .map(|t| {
-                let (s, p) = t.rsplit_once('_').expect("task id");
-                StreamsTaskId::new(s, p.parse().expect("partition"))
-            })
-            .collect()
-    }
-
-    fn close(mut self) {
-        let stdin = self.stdin.as_mut().expect("stdin");
-        writeln!(stdin, "close")
-            .and_then(|()| stdin.flush())
-            .expect("write close");
-        self.expect(Duration::from_secs(40), |l| l == "closed");
-        self.stdin.take();
-        let status = self.child.wait().expect("wait for peer");
-        assert!(status.success(), "peer exit {status}");
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
 
 fn cluster_4_2() -> Option<common::Cluster> {
     common::init_logging();
@@ -193,24 +92,17 @@ fn java_join_application_and_rust_member_share_the_tasks() {
     common::create_topic(&cluster, &customers, 2);
     let all: BTreeSet<StreamsTaskId> = (0..2).map(|p| StreamsTaskId::new("0", p)).collect();
 
-    let mut java = Peer::start(
-        &[
-            "--group",
-            &group,
-            "--bootstrap",
-            cluster.plaintext(),
-            "--topology",
-            "join",
-            "--input",
-            &orders,
-            "--table",
-            &customers,
-            "--output",
-            &format!("{group}-out"),
-        ],
-        &group,
+    let mut java = Peer::start_with(
+        &cluster,
+        PeerOptions {
+            group: &group,
+            input: &orders,
+            app_server: None,
+            tags: Vec::new(),
+        },
+        &["--topology", "join", "--table", &customers],
     );
-    java.expect(Duration::from_secs(60), |l| l == "state RUNNING");
+    java.wait_state(Duration::from_secs(60), |s| s == "RUNNING");
     let topology = join_topology(&group, &orders, &customers);
     let mut rust = Member::join(
         "rust",
@@ -221,11 +113,7 @@ fn java_join_application_and_rust_member_share_the_tasks() {
     loop {
         rust.reconcile();
         let ours = rust.running_active();
-        let theirs = java.active_tasks();
-        assert!(
-            ours.is_disjoint(&theirs),
-            "task active twice: rust {ours:?}, java {theirs:?}"
-        );
+        let theirs = java.active_tasks_disjoint_from(&ours);
         if ours.len() == 1
             && theirs.len() == 1
             && ours.union(&theirs).cloned().collect::<BTreeSet<_>>() == all

@@ -102,7 +102,8 @@ fn free_port() -> u16 {
 /// Observes the Java peer and the Rust member (either may be absent) every ~100 ms until
 /// `done(java_active, rust_running_active)` holds; asserts on every observation that no task
 /// runs active on both. The Rust side is read first: its running set only changes in
-/// `reconcile`, so a task in both observations was running on both at the moment Java answered.
+/// `reconcile`, so a task in both observations was running on both at the moment Java answered,
+/// unless Java's thread metadata lagged (see `Peer::active_tasks_disjoint_from`).
 fn watch(
     java: Option<&mut Peer>,
     rust: Option<&mut Member>,
@@ -122,14 +123,9 @@ fn watch(
             None => BTreeSet::new(),
         };
         let j = match java.as_deref_mut() {
-            Some(p) => p.active_tasks(),
+            Some(p) => p.active_tasks_disjoint_from(&r),
             None => BTreeSet::new(),
         };
-        let both: Vec<_> = j.intersection(&r).collect();
-        assert!(
-            both.is_empty(),
-            "tasks {both:?} active on Java and Rust at once"
-        );
         if done(&j, &r) {
             return start.elapsed();
         }
