@@ -68,6 +68,21 @@ const ACCEPTED: &str = "the client keys (bootstrap.servers, client.id, security.
      repartition.purge.interval.ms, poll.ms, processing.guarantee, group.protocol, and the \
      ignored default.key.serde, default.value.serde, state.dir";
 
+/// Java's `StreamsConfig` bounds these keys below only (`commit.interval.ms` and
+/// `repartition.purge.interval.ms` at 0, `poll.ms` not at all) and takes any `long` above;
+/// the ranges here are narrower for the reasons given on each.
+///
+/// `poll.ms` range: at least 1 ms (0 busy-loops a core when no records come), at most
+/// 5 min (the loop checks the stop flag and acknowledges revoked tasks between polls, and
+/// Java's default rebalance timeout, `max.poll.interval.ms`, is 5 min).
+pub const POLL_WAIT_RANGE: (Duration, Duration) =
+    (Duration::from_millis(1), Duration::from_millis(300_000));
+/// `commit.interval.ms` and `repartition.purge.interval.ms` range: 1 ms to 24 h (0 would
+/// flush the producer and commit on every loop; past a day, a crash reprocesses more than a
+/// day of input and committed offsets approach `offsets.retention.minutes`, 7 days).
+pub const INTERVAL_RANGE: (Duration, Duration) =
+    (Duration::from_millis(1), Duration::from_millis(86_400_000));
+
 impl ProcessingConfig {
     /// A configuration with Kafka Streams' defaults (commit every 30 s, purge every 30 s,
     /// `poll.ms` 100).
@@ -88,7 +103,8 @@ impl ProcessingConfig {
     ///   `security.protocol`, `sasl.*`, `ssl.*.location`, timeouts, ...), applied to
     ///   [`client`](Self::client) with the same checks: `security.protocol=SSL` gives TLS;
     /// * `application.id` (required), `commit.interval.ms` and
-    ///   `repartition.purge.interval.ms`, `poll.ms`;
+    ///   `repartition.purge.interval.ms` (1 ms..=24 h, [`INTERVAL_RANGE`]), `poll.ms`
+    ///   (1 ms..=5 min, [`POLL_WAIT_RANGE`]);
     /// * `processing.guarantee`: only `at_least_once` (`exactly_once_v2` is refused: it needs
     ///   transactions, which this crate does not implement yet);
     /// * `group.protocol`: only `streams` (this crate speaks only the Streams group protocol,
@@ -158,7 +174,22 @@ impl ProcessingConfig {
         if let Some(d) = poll {
             c.poll_wait = d;
         }
+        c.validate()?;
         Ok(c)
+    }
+
+    /// Checks the durations against their ranges ([`POLL_WAIT_RANGE`],
+    /// [`INTERVAL_RANGE`]); the error names the field, the value and the range.
+    /// [`from_properties`](Self::from_properties) runs it; the builder methods do not fail,
+    /// so call it on a configuration built in code.
+    pub fn validate(&self) -> Result<(), Error> {
+        check_range("poll.ms", self.poll_wait, POLL_WAIT_RANGE)?;
+        check_range("commit.interval.ms", self.commit_interval, INTERVAL_RANGE)?;
+        check_range(
+            "repartition.purge.interval.ms",
+            self.purge_interval,
+            INTERVAL_RANGE,
+        )
     }
 
     /// Replaces the client settings (security, timeouts, client id); the bootstrap servers
@@ -168,19 +199,23 @@ impl ProcessingConfig {
         self
     }
 
-    /// `commit.interval.ms`: how often progress is committed (producer flushed first).
+    /// `commit.interval.ms`: how often progress is committed (producer flushed first);
+    /// 1 ms..=24 h ([`INTERVAL_RANGE`], checked by [`validate`](Self::validate)).
     pub fn commit_interval(mut self, interval: Duration) -> Self {
         self.commit_interval = interval;
         self
     }
 
-    /// `repartition.purge.interval.ms`: how often consumed repartition records are deleted.
+    /// `repartition.purge.interval.ms`: how often consumed repartition records are deleted;
+    /// 1 ms..=24 h ([`INTERVAL_RANGE`], checked by [`validate`](Self::validate)).
     pub fn purge_interval(mut self, interval: Duration) -> Self {
         self.purge_interval = interval;
         self
     }
 
-    /// `poll.ms`: the longest a fetch waits for new records.
+    /// `poll.ms`: the longest a fetch waits for new records (and the loop idles with no
+    /// active task); 1 ms..=5 min ([`POLL_WAIT_RANGE`], checked by
+    /// [`validate`](Self::validate)).
     pub fn poll_wait(mut self, wait: Duration) -> Self {
         self.poll_wait = wait;
         self
@@ -219,6 +254,25 @@ fn millis(key: &'static str, v: &str) -> Result<Duration, Error> {
             field: key,
             reason: format!("{v:?} is not a number of milliseconds"),
         })
+}
+
+fn check_range(
+    field: &'static str,
+    value: Duration,
+    (min, max): (Duration, Duration),
+) -> Result<(), Error> {
+    if (min..=max).contains(&value) {
+        return Ok(());
+    }
+    Err(Error::InvalidConfiguration {
+        field,
+        reason: format!(
+            "{} ms is outside {}..={} ms",
+            value.as_millis(),
+            min.as_millis(),
+            max.as_millis()
+        ),
+    })
 }
 
 fn check_group_protocol(v: &str) -> Result<(), Error> {
@@ -351,6 +405,44 @@ mod tests {
         for key in ["num.stream.threads", "application.server", "xyz"] {
             let e = err(&[(key, "1")]);
             assert!(e.contains(&format!("unknown key {key:?}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn durations_are_bounded() {
+        for (key, value, range) in [
+            ("poll.ms", "0", "1..=300000 ms"),
+            ("poll.ms", "300001", "1..=300000 ms"),
+            ("poll.ms", "99999999999999", "1..=300000 ms"),
+            ("commit.interval.ms", "0", "1..=86400000 ms"),
+            ("commit.interval.ms", "86400001", "1..=86400000 ms"),
+            ("repartition.purge.interval.ms", "0", "1..=86400000 ms"),
+        ] {
+            let e = err(&[(key, value)]);
+            assert!(
+                e.contains(key) && e.contains(&format!("{value} ms")) && e.contains(range),
+                "{key}={value}: {e}"
+            );
+        }
+        let e = err(&[("poll.ms", "-1")]);
+        assert!(e.contains("poll.ms"), "{e}");
+        let c = with(&[
+            ("poll.ms", "300000"),
+            ("commit.interval.ms", "1"),
+            ("repartition.purge.interval.ms", "86400000"),
+        ])
+        .unwrap();
+        assert_eq!(c.get_poll_wait(), POLL_WAIT_RANGE.1);
+        // Builder values are checked by validate().
+        let built = ProcessingConfig::new("h:1", "a");
+        assert!(built.validate().is_ok());
+        for bad in [
+            built.clone().poll_wait(Duration::ZERO),
+            built.clone().poll_wait(Duration::from_secs(3601)),
+            built.clone().commit_interval(Duration::ZERO),
+            built.clone().purge_interval(Duration::from_secs(86_401)),
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
         }
     }
 }
