@@ -436,11 +436,6 @@ fn unknown_key(key: &str, streams: bool) -> Error {
     } else {
         &[CLIENT_KEYS]
     };
-    let hint = match suggestion(key, known) {
-        Some(k) if k == CLIENT_TAG_PREFIX => format!("; did you mean {CLIENT_TAG_PREFIX}<key>?"),
-        Some(k) => format!("; did you mean {k:?}?"),
-        None => String::new(),
-    };
     let accepted = if streams {
         "the librdkafka client keys and application.id, application.server, client.rack, \
          client.tag.<key>, group.instance.id, max.poll.interval.ms"
@@ -448,6 +443,25 @@ fn unknown_key(key: &str, streams: bool) -> Error {
         "bootstrap.servers, client.id, security.protocol, sasl.*, ssl.*.location, \
          ssl.endpoint.identification.algorithm, *.timeout.ms, retry.backoff*.ms, \
          *message.max.bytes"
+    };
+    unknown_among(key, known, accepted)
+}
+
+/// The error for a key that is neither one of [`CLIENT_KEYS`] nor one of a configuration's
+/// own keys (`own`, described in `accepted`), for configurations that take the client keys
+/// plus their own: Java-client keys with a librdkafka-style equivalent get the keys to use
+/// instead; any other key gets the closest of [`CLIENT_KEYS`] and `own` as a suggestion.
+pub(crate) fn reject_key(key: &str, own: &[&'static str], accepted: &str) -> Error {
+    // `streams = true`: a Streams member key is not "for StreamsGroupConfig" here, just
+    // not accepted by this configuration.
+    foreign_key(key, true).unwrap_or_else(|| unknown_among(key, &[CLIENT_KEYS, own], accepted))
+}
+
+fn unknown_among(key: &str, known: &[&[&'static str]], accepted: &str) -> Error {
+    let hint = match suggestion(key, known) {
+        Some(k) if k == CLIENT_TAG_PREFIX => format!("; did you mean {CLIENT_TAG_PREFIX}<key>?"),
+        Some(k) => format!("; did you mean {k:?}?"),
+        None => String::new(),
     };
     invalid(format!(
         "unknown key {key:?}{hint} (accepted: {accepted}; see the kafka_streams_group::properties docs)"

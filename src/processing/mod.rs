@@ -26,7 +26,10 @@ pub mod word_count;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};
-pub use self::config::{ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL};
+pub use self::config::{
+    ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE,
+    POLL_WAIT_RANGE,
+};
 pub use self::context::{Headers, Processor, TaskContext};
 pub use self::purge::RecordPurger;
 pub use self::runtime::{ProcessingRuntime, ProcessingStats};
