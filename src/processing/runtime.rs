@@ -5,7 +5,9 @@
 //! committed and dropped before they are reported released; new active tasks resume at their
 //! committed offsets once their stores are restored), fetch, process every buffered record in
 //! timestamp order, send each store update to its changelog, commit every
-//! `commit.interval.ms` (producer flushed first), purge consumed repartition records.
+//! `commit.interval.ms` (producer flushed first), purge consumed repartition records. Output
+//! batches go out once their `linger.ms` passed ([`Producer::send_ready`] every iteration),
+//! not only with the commit's flush.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -32,6 +34,9 @@ use super::task_offsets::task_offset_sums;
 
 /// How long a commit, a flush or a restore may take before the runtime gives up.
 const OP_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest one iteration waits for the Produce answers of batches whose `linger.ms`
+/// passed (sent every iteration, so output does not wait for the next commit's flush).
+const SEND_READY_WAIT: Duration = Duration::from_secs(1);
 /// How long the stores of a task revoked from this member are kept for a later assignment
 /// (Java's `state.cleanup.delay.ms` default: a task directory not owned for that long goes).
 const STATE_CLEANUP_DELAY: Duration = Duration::from_secs(600);
@@ -310,6 +315,9 @@ impl ProcessingRuntime {
                 return Err(e);
             }
         }
+        // Java's producer sends a batch once linger.ms passed; without an I/O thread, the
+        // loop does it, input or not.
+        self.producer.send_ready(Instant::now() + SEND_READY_WAIT)?;
         if !self.standby.is_empty() {
             self.catch_up_standbys()?;
         }

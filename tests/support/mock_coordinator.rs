@@ -127,6 +127,7 @@ struct Inner {
     log: Mutex<Vec<Recorded>>,
     log_changed: Condvar,
     find_coordinator_calls: AtomicUsize,
+    produce_calls: AtomicUsize,
     connections: AtomicUsize,
     open_connections: AtomicUsize,
     stop: AtomicBool,
@@ -226,6 +227,7 @@ impl MockCoordinator {
             log: Mutex::new(Vec::new()),
             log_changed: Condvar::new(),
             find_coordinator_calls: AtomicUsize::new(0),
+            produce_calls: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
             open_connections: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
@@ -393,6 +395,11 @@ impl MockCoordinator {
         self.inner.find_coordinator_calls.load(Ordering::SeqCst)
     }
 
+    /// Produce requests received (each swallowed, see [`Self::set_silent_produce`]).
+    pub fn produce_calls(&self) -> usize {
+        self.inner.produce_calls.load(Ordering::SeqCst)
+    }
+
     /// Closes every open connection (new ones are accepted as usual).
     pub fn drop_connections(&self) {
         self.inner.kill_generation.fetch_add(1, Ordering::SeqCst);
@@ -530,7 +537,10 @@ fn serve(mut s: TcpStream, inner: &Inner, conn: usize, node_id: i32, own: Socket
                 k if k == StreamsGroupHeartbeatRequest::API_KEY => {
                     heartbeat(&mut s, &frame, inner, conn, &mut pending)
                 }
-                k if k == ProduceRequest::API_KEY => lock(&inner.settings).silent_produce,
+                k if k == ProduceRequest::API_KEY => {
+                    inner.produce_calls.fetch_add(1, Ordering::SeqCst);
+                    lock(&inner.settings).silent_produce
+                }
                 _ => false,
             };
             if !ok {
