@@ -11,6 +11,7 @@
 //! * `send_ready` sends a batch once its `linger.ms` passed, without a new `send` (issue 16:
 //!   the processing loop's output waited for the commit's flush), and returns by its
 //!   deadline when the broker does not answer.
+//! * an InitProducerId that never succeeds times out reporting the time really waited.
 
 #[path = "support/mock_coordinator.rs"]
 mod mock_coordinator;
@@ -212,4 +213,39 @@ fn send_ready_sends_a_lingered_batch_and_returns_by_its_deadline() {
         "bounded: {took:?}"
     );
     assert_eq!(p.outstanding(), 1, "unanswered: still queued");
+}
+
+/// Idempotence against a broker that never answers InitProducerId (the mock closes the
+/// connection): `flush` with a 1 s deadline fails with a timeout naming InitProducerId whose
+/// limit is the ~1 s waited. (Before, it reported the 100 ms retry backoff: "InitProducerId
+/// (...) timed out after 100ms" after a second of retries.)
+#[test]
+fn an_init_producer_id_timeout_reports_the_time_waited() {
+    common::init_logging();
+    let mock = MockCoordinator::start();
+    mock.set_metadata_partitions(Some(1));
+    mock.set_silent_produce(true);
+    let config = ProducerConfig::new(
+        ClientConfig::new(mock.addr())
+            .client_id("producer-mock-init-pid")
+            .request_timeout(Duration::from_millis(500))
+            .retry_backoff(Duration::from_millis(100), Duration::from_millis(100)),
+    )
+    .linger(Duration::from_secs(60));
+    let mut p = Producer::new(config).expect("producer");
+    p.send(ProducerRecord::new("t", Some(b"k"), Some(b"v")))
+        .expect("queued");
+    let started = Instant::now();
+    let wait = Duration::from_secs(1);
+    let e = p.flush(started + wait).expect_err("no producer id, no ack");
+    let took = started.elapsed();
+    eprintln!("flush failed after {took:?}: {e}");
+    let Error::Timeout { operation, limit } = &e else {
+        panic!("a timeout: {e:?}");
+    };
+    assert!(operation.contains("InitProducerId"), "{e}");
+    assert!(
+        *limit >= wait - Duration::from_millis(150) && *limit <= took,
+        "the time waited ({took:?}), not the backoff: {limit:?}"
+    );
 }

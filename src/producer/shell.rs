@@ -400,6 +400,7 @@ impl Producer {
             transaction_timeout_ms: 60_000,
             ..Default::default()
         };
+        let started = Instant::now();
         loop {
             let backoff = self.backoff();
             let r = self
@@ -430,7 +431,8 @@ impl Producer {
             if Instant::now() + backoff >= deadline {
                 return Err(Error::Timeout {
                     operation: format!("InitProducerId (last answer: {retry})"),
-                    limit: backoff,
+                    // The time really waited (not the backoff it would have slept next).
+                    limit: started.elapsed(),
                 });
             }
             log::debug!("InitProducerId: {retry}; retrying");
