@@ -8,6 +8,10 @@
 //! * `buffer.memory`: against a broker that never answers Produce, `send` blocks once the
 //!   buffer is full and fails after `max.block.ms`; a record larger than the buffer fails at
 //!   once.
+//! * `send_ready` sends a batch once its `linger.ms` passed, without a new `send` (issue 16:
+//!   the processing loop's output waited for the commit's flush), and returns by its
+//!   deadline when the broker does not answer.
+//! * an InitProducerId that never succeeds times out reporting the time really waited.
 
 #[path = "support/mock_coordinator.rs"]
 mod mock_coordinator;
@@ -163,4 +167,85 @@ fn a_full_buffer_blocks_send_for_max_block_ms_then_fails() {
         "blocked for max.block.ms: {took:?}"
     );
     assert_eq!(p.outstanding(), 3, "the queued records stay queued");
+}
+
+/// `linger.ms` 300 ms, a broker that swallows Produce: before the linger passed `send_ready`
+/// sends nothing and returns at once; after it, it sends the batch (one Produce, without
+/// any new `send`) and returns by its 400 ms deadline although no answer comes; the record
+/// stays queued for a retry. (Before `send_ready` only a later `send` or `flush` sent it.)
+#[test]
+fn send_ready_sends_a_lingered_batch_and_returns_by_its_deadline() {
+    common::init_logging();
+    let mock = MockCoordinator::start();
+    mock.set_metadata_partitions(Some(1));
+    mock.set_silent_produce(true);
+    let linger = Duration::from_millis(300);
+    let config = ProducerConfig::new(
+        ClientConfig::new(mock.addr())
+            .client_id("producer-mock-send-ready")
+            .request_timeout(Duration::from_secs(5))
+            .retry_backoff(Duration::from_millis(20), Duration::from_millis(100)),
+    )
+    .linger(linger)
+    .idempotence(false);
+    let mut p = Producer::new(config).expect("producer");
+    p.send(ProducerRecord::new("t", Some(b"k"), Some(b"v")))
+        .expect("queued");
+    let queued_at = Instant::now();
+
+    let started = Instant::now();
+    let sent = p
+        .send_ready(started + Duration::from_secs(2))
+        .expect("nothing ready");
+    assert!(!sent, "nothing is ready before linger.ms");
+    assert!(started.elapsed() < Duration::from_millis(100), "no wait");
+    assert_eq!(mock.produce_calls(), 0);
+
+    std::thread::sleep(linger.saturating_sub(queued_at.elapsed()) + Duration::from_millis(50));
+    let started = Instant::now();
+    let deadline = Duration::from_millis(400);
+    p.send_ready(started + deadline).expect("retriable: Ok");
+    let took = started.elapsed();
+    eprintln!("send_ready against a silent broker returned after {took:?}");
+    assert_eq!(mock.produce_calls(), 1, "the lingered batch went out");
+    assert!(
+        took < deadline + Duration::from_millis(300),
+        "bounded: {took:?}"
+    );
+    assert_eq!(p.outstanding(), 1, "unanswered: still queued");
+}
+
+/// Idempotence against a broker that never answers InitProducerId (the mock closes the
+/// connection): `flush` with a 1 s deadline fails with a timeout naming InitProducerId whose
+/// limit is the ~1 s waited. (Before, it reported the 100 ms retry backoff: "InitProducerId
+/// (...) timed out after 100ms" after a second of retries.)
+#[test]
+fn an_init_producer_id_timeout_reports_the_time_waited() {
+    common::init_logging();
+    let mock = MockCoordinator::start();
+    mock.set_metadata_partitions(Some(1));
+    mock.set_silent_produce(true);
+    let config = ProducerConfig::new(
+        ClientConfig::new(mock.addr())
+            .client_id("producer-mock-init-pid")
+            .request_timeout(Duration::from_millis(500))
+            .retry_backoff(Duration::from_millis(100), Duration::from_millis(100)),
+    )
+    .linger(Duration::from_secs(60));
+    let mut p = Producer::new(config).expect("producer");
+    p.send(ProducerRecord::new("t", Some(b"k"), Some(b"v")))
+        .expect("queued");
+    let started = Instant::now();
+    let wait = Duration::from_secs(1);
+    let e = p.flush(started + wait).expect_err("no producer id, no ack");
+    let took = started.elapsed();
+    eprintln!("flush failed after {took:?}: {e}");
+    let Error::Timeout { operation, limit } = &e else {
+        panic!("a timeout: {e:?}");
+    };
+    assert!(operation.contains("InitProducerId"), "{e}");
+    assert!(
+        *limit >= wait - Duration::from_millis(150) && *limit <= took,
+        "the time waited ({took:?}), not the backoff: {limit:?}"
+    );
 }

@@ -5,7 +5,9 @@
 //! committed and dropped before they are reported released; new active tasks resume at their
 //! committed offsets once their stores are restored), fetch, process every buffered record in
 //! timestamp order, send each store update to its changelog, commit every
-//! `commit.interval.ms` (producer flushed first), purge consumed repartition records.
+//! `commit.interval.ms` (producer flushed first), purge consumed repartition records. Output
+//! batches go out once their `linger.ms` passed ([`Producer::send_ready`] every iteration),
+//! not only with the commit's flush.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -32,6 +34,9 @@ use super::task_offsets::task_offset_sums;
 
 /// How long a commit, a flush or a restore may take before the runtime gives up.
 const OP_TIMEOUT: Duration = Duration::from_secs(60);
+/// The longest one iteration waits for the Produce answers of batches whose `linger.ms`
+/// passed (sent every iteration, so output does not wait for the next commit's flush).
+const SEND_READY_WAIT: Duration = Duration::from_secs(1);
 /// How long the stores of a task revoked from this member are kept for a later assignment
 /// (Java's `state.cleanup.delay.ms` default: a task directory not owned for that long goes).
 const STATE_CLEANUP_DELAY: Duration = Duration::from_secs(600);
@@ -111,6 +116,9 @@ pub struct ProcessingRuntime {
     last_commit: Instant,
     last_purge: Instant,
     stats: ProcessingStats,
+    /// Why processing failed (a processor or its changelog send returned an error): the
+    /// runtime then processes nothing more and closes without a commit.
+    failed: Option<String>,
 }
 
 impl std::fmt::Debug for ProcessingRuntime {
@@ -182,6 +190,7 @@ impl ProcessingRuntime {
             last_commit: Instant::now(),
             last_purge: Instant::now(),
             stats: ProcessingStats::default(),
+            failed: None,
         })
     }
 
@@ -226,8 +235,29 @@ impl ProcessingRuntime {
         Ok(())
     }
 
+    /// Why processing failed, once a processor (or the send of its store changes) returned
+    /// an error; `None` while the runtime is fine.
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
     /// One iteration: reconcile, fetch (waiting at most `poll.ms`), process, maybe commit.
+    ///
+    /// A processor error is returned and fails the runtime, as it ends a Java
+    /// `StreamThread`: the failed record and everything after it stay uncommitted, later
+    /// calls return an error at once (nothing is processed) and [`close`](Self::close)
+    /// leaves the group without committing, so a restarted instance processes the failed
+    /// record again.
     pub fn run_once(&mut self) -> Result<(), Error> {
+        if let Some(why) = &self.failed {
+            return Err(Error::InvalidConfiguration {
+                field: "processing",
+                reason: format!(
+                    "this runtime failed ({why}) and processes nothing more: close it (nothing \
+                     past the last processed record is committed) and start a new instance"
+                ),
+            });
+        }
         let mut changed = false;
         while let Some(a) = self.changes.try_recv() {
             self.group_ready = a.is_group_ready;
@@ -280,8 +310,14 @@ impl ProcessingRuntime {
                     });
                 }
             }
-            self.process()?;
+            if let Err(e) = self.process() {
+                self.failed = Some(e.to_string());
+                return Err(e);
+            }
         }
+        // Java's producer sends a batch once linger.ms passed; without an I/O thread, the
+        // loop does it, input or not.
+        self.producer.send_ready(Instant::now() + SEND_READY_WAIT)?;
         if !self.standby.is_empty() {
             self.catch_up_standbys()?;
         }
@@ -314,7 +350,6 @@ impl ProcessingRuntime {
                     );
                     e
                 })?;
-                self.stats.processed += 1;
                 for store in t.stores.values_mut() {
                     for c in store.take_changelog() {
                         let topic = changelog_topic(&app_id, store.name());
@@ -325,6 +360,9 @@ impl ProcessingRuntime {
                         self.stats.changelog_records += 1;
                     }
                 }
+                // Committable only now: a failed record is processed again after a restart.
+                t.group.processed(&record);
+                self.stats.processed += 1;
             }
         }
         Ok(())
@@ -732,8 +770,19 @@ impl ProcessingRuntime {
     }
 
     /// Commits (producer flushed first) and leaves the group.
+    ///
+    /// After a processing failure (see [`run_once`](Self::run_once)) nothing is committed
+    /// or flushed, for any task: as Java closes every task dirty when a `StreamThread`
+    /// dies, the instance only leaves the group and the next owner of each task resumes at
+    /// its last commit (records processed since are processed again: at-least-once).
     pub fn close(mut self) -> Result<(), Error> {
-        let committed = self.commit_all();
+        let committed = match &self.failed {
+            Some(why) => {
+                log::warn!("closing after a processing failure ({why}): no commit");
+                Ok(())
+            }
+            None => self.commit_all(),
+        };
         if let Err(e) = &committed {
             log::warn!("final commit failed: {e}");
         }

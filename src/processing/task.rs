@@ -88,19 +88,27 @@ impl PartitionGroup {
         self.queues.values().map(|q| q.records.len()).sum()
     }
 
-    /// Takes the next record to process (smallest head timestamp) and records it as
-    /// processed: the partition's next offset and partition time move.
+    /// Takes the next record to process (smallest head timestamp). Nothing is committable
+    /// for it until [`processed`](Self::processed) says it was processed: a record whose
+    /// processing failed is never committed past (Java records the consumed offset only
+    /// after `process` returned).
     pub fn next_record(&mut self) -> Option<InputRecord> {
         let (_, q) = self
             .queues
             .iter_mut()
             .filter(|(_, q)| !q.records.is_empty())
             .min_by_key(|(_, q)| q.records.front().map_or(i64::MAX, |r| r.timestamp))?;
-        let r = q.records.pop_front()?;
-        q.partition_time = q.partition_time.max(r.timestamp);
-        q.next_offset = Some(r.offset + 1);
-        self.dirty = true;
-        Some(r)
+        q.records.pop_front()
+    }
+
+    /// Records `record` (taken with [`next_record`](Self::next_record)) as processed: its
+    /// partition's next offset and partition time move.
+    pub fn processed(&mut self, record: &InputRecord) {
+        if let Some(q) = self.queues.get_mut(&record.partition) {
+            q.partition_time = q.partition_time.max(record.timestamp);
+            q.next_offset = Some(record.offset + 1);
+            self.dirty = true;
+        }
     }
 
     /// True if records were processed since the last [`committed`](Self::committed).
@@ -186,9 +194,13 @@ mod tests {
             assert!(g.add(rec(&b, o, ts)));
         }
         assert!(!g.add(rec(&TopicPartition::new("c", 0), 0, 0)));
-        let order: Vec<_> = std::iter::from_fn(|| g.next_record())
-            .map(|r| (r.partition.topic.clone(), r.offset))
-            .collect();
+        let order: Vec<_> = std::iter::from_fn(|| {
+            let r = g.next_record()?;
+            g.processed(&r);
+            Some(r)
+        })
+        .map(|r| (r.partition.topic.clone(), r.offset))
+        .collect();
         let want = [("b", 7), ("a", 0), ("b", 8), ("a", 1), ("a", 2)];
         let want: Vec<_> = want.iter().map(|(t, o)| (t.to_string(), *o)).collect();
         assert_eq!(order, want);
@@ -205,6 +217,32 @@ mod tests {
         assert!(g.commit_needed());
         g.committed();
         assert!(!g.commit_needed());
+    }
+
+    /// A record taken but not processed (its processor failed) moves nothing: the
+    /// committable offset stays at the last processed record. (With the offset moved in
+    /// `next_record`, as before issue 16, the commit skipped the failed record.)
+    #[test]
+    fn a_record_taken_but_not_processed_is_not_committable() {
+        let a = TopicPartition::new("a", 0);
+        let mut g = PartitionGroup::new([a.clone()], &BTreeMap::new());
+        for o in 4..7 {
+            assert!(g.add(rec(&a, o, 100 + o)));
+        }
+        assert!(g.committable().is_empty());
+        let r = g.next_record().unwrap();
+        assert!(!g.commit_needed(), "taken, not processed");
+        assert!(g.committable().is_empty());
+        g.processed(&r);
+        let failed = g.next_record().unwrap();
+        assert_eq!(failed.offset, 5);
+        assert_eq!(
+            g.committable()[&a].offset,
+            5,
+            "the failed record stays uncommitted"
+        );
+        assert_eq!(g.partition_time(&a), 104);
+        assert!(g.commit_needed());
     }
 
     #[test]

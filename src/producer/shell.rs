@@ -276,6 +276,31 @@ impl Producer {
         }
     }
 
+    /// Sends the batches that are ready (full, or open for `linger.ms`) and applies the
+    /// answers, returning by `deadline`; does nothing (and does not block) if none is
+    /// ready. Returns true if something was sent.
+    ///
+    /// Java's producer sends a batch as soon as `linger.ms` passed, from its I/O thread;
+    /// this blocking producer has none, so a caller that may not `send` again for a while
+    /// (a processing loop waiting for input) calls this regularly, with a short deadline,
+    /// for its lingered records to go out. A failed send (connection lost, broker busy) is
+    /// logged and retried by later calls and, for good, reported by [`flush`](Self::flush);
+    /// only an error that retrying cannot fix (authentication, TLS, an unsupported broker)
+    /// is returned.
+    pub fn send_ready(&mut self, deadline: Instant) -> Result<bool, Error> {
+        if !self.acc.has_ready(Instant::now(), false) {
+            return Ok(false);
+        }
+        match self.round(deadline, false) {
+            Ok(()) => Ok(true),
+            Err(e) if transient(&e) => {
+                log::debug!("send_ready: sending ready batches failed: {e}; retried later");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn client(&mut self, deadline: Instant) -> Result<&mut Client, Error> {
         if self.client.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -375,6 +400,7 @@ impl Producer {
             transaction_timeout_ms: 60_000,
             ..Default::default()
         };
+        let started = Instant::now();
         loop {
             let backoff = self.backoff();
             let r = self
@@ -405,7 +431,8 @@ impl Producer {
             if Instant::now() + backoff >= deadline {
                 return Err(Error::Timeout {
                     operation: format!("InitProducerId (last answer: {retry})"),
-                    limit: backoff,
+                    // The time really waited (not the backoff it would have slept next).
+                    limit: started.elapsed(),
                 });
             }
             log::debug!("InitProducerId: {retry}; retrying");

@@ -8,7 +8,7 @@
 //! (pointing at itself or at any address the test sets, e.g. a second mock or a fault proxy),
 //! a minimal Metadata (optionally with every asked topic, see
 //! [`MockCoordinator::set_metadata_partitions`], and resetting connections on request), a
-//! Produce it never answers (a stalled broker, see [`MockCoordinator::set_silent_produce`]),
+//! Produce and InitProducerId it never answers (a stalled broker, see [`MockCoordinator::set_silent_produce`]),
 //! and StreamsGroupHeartbeat through a **script**: queued [`Reply`]s are used
 //! first, then the fallback responder closure. Every heartbeat request is recorded decoded,
 //! with its receive time and connection number; a request that arrives on a connection while an
@@ -30,6 +30,7 @@ use kafka_streams_group::protocol::api::api_versions::{
 use kafka_streams_group::protocol::api::find_coordinator::{
     Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
 };
+use kafka_streams_group::protocol::api::init_producer_id::InitProducerIdRequest;
 use kafka_streams_group::protocol::api::metadata::{
     MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
     MetadataResponseTopic,
@@ -116,7 +117,7 @@ struct Settings {
     metadata_partitions: Option<i32>,
     /// Metadata requests still to be answered with a TCP reset instead.
     metadata_resets: usize,
-    /// Advertise Produce and swallow every Produce request (never answer it).
+    /// Advertise Produce and InitProducerId and swallow every such request (never answer).
     silent_produce: bool,
 }
 
@@ -127,6 +128,7 @@ struct Inner {
     log: Mutex<Vec<Recorded>>,
     log_changed: Condvar,
     find_coordinator_calls: AtomicUsize,
+    produce_calls: AtomicUsize,
     connections: AtomicUsize,
     open_connections: AtomicUsize,
     stop: AtomicBool,
@@ -226,6 +228,7 @@ impl MockCoordinator {
             log: Mutex::new(Vec::new()),
             log_changed: Condvar::new(),
             find_coordinator_calls: AtomicUsize::new(0),
+            produce_calls: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
             open_connections: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
@@ -294,7 +297,8 @@ impl MockCoordinator {
         lock(&self.inner.settings).metadata_resets
     }
 
-    /// Advertises Produce and never answers it (`true`), as a broker that stalls.
+    /// Advertises Produce and InitProducerId and never answers them (`true`), as a broker
+    /// that stalls.
     pub fn set_silent_produce(&self, on: bool) {
         lock(&self.inner.settings).silent_produce = on;
     }
@@ -391,6 +395,11 @@ impl MockCoordinator {
     /// FindCoordinator requests answered so far.
     pub fn find_coordinator_calls(&self) -> usize {
         self.inner.find_coordinator_calls.load(Ordering::SeqCst)
+    }
+
+    /// Produce requests received (each swallowed, see [`Self::set_silent_produce`]).
+    pub fn produce_calls(&self) -> usize {
+        self.inner.produce_calls.load(Ordering::SeqCst)
     }
 
     /// Closes every open connection (new ones are accepted as usual).
@@ -530,7 +539,11 @@ fn serve(mut s: TcpStream, inner: &Inner, conn: usize, node_id: i32, own: Socket
                 k if k == StreamsGroupHeartbeatRequest::API_KEY => {
                     heartbeat(&mut s, &frame, inner, conn, &mut pending)
                 }
-                k if k == ProduceRequest::API_KEY => lock(&inner.settings).silent_produce,
+                k if k == ProduceRequest::API_KEY => {
+                    inner.produce_calls.fetch_add(1, Ordering::SeqCst);
+                    lock(&inner.settings).silent_produce
+                }
+                k if k == InitProducerIdRequest::API_KEY => lock(&inner.settings).silent_produce,
                 _ => false,
             };
             if !ok {
@@ -576,6 +589,11 @@ fn api_versions(s: &mut TcpStream, frame: &[u8], version: i16, inner: &Inner) ->
             ProduceRequest::API_KEY,
             ProduceRequest::MIN_VERSION,
             ProduceRequest::MAX_VERSION,
+        ));
+        keys.push((
+            InitProducerIdRequest::API_KEY,
+            InitProducerIdRequest::MIN_VERSION,
+            InitProducerIdRequest::MAX_VERSION,
         ));
     }
     let body = ApiVersionsResponse {
