@@ -180,8 +180,8 @@ impl ProcessingConfig {
 
     /// Checks the durations against their ranges ([`POLL_WAIT_RANGE`],
     /// [`INTERVAL_RANGE`]); the error names the field, the value and the range.
-    /// [`from_properties`](Self::from_properties) runs it; the builder methods do not fail,
-    /// so call it on a configuration built in code.
+    /// [`from_properties`](Self::from_properties) and `ProcessingRuntime::start` run it (the
+    /// builder methods do not fail).
     pub fn validate(&self) -> Result<(), Error> {
         check_range("poll.ms", self.poll_wait, POLL_WAIT_RANGE)?;
         check_range("commit.interval.ms", self.commit_interval, INTERVAL_RANGE)?;

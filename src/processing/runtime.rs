@@ -133,8 +133,10 @@ impl std::fmt::Debug for ProcessingRuntime {
 impl ProcessingRuntime {
     /// Joins the application's Streams group (group id = `application.id`) with the app's
     /// topology and connects the fetcher, the changelog reader and the producer (acks=all,
-    /// idempotent, `linger.ms` 100 as Kafka Streams sets it).
+    /// idempotent, `linger.ms` 100 as Kafka Streams sets it). A configuration whose durations
+    /// are out of range is refused first ([`ProcessingConfig::validate`]).
     pub fn start(config: ProcessingConfig, app: StreamsApp) -> Result<ProcessingRuntime, Error> {
+        config.validate()?;
         app.validate(config.application_id())?;
         let client = config.client().clone();
         let timeout = client.get_request_timeout();
