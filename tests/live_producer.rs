@@ -113,15 +113,7 @@ fn fetch_back(
             part.for_each_record(|r| {
                 assert_eq!(r.offset, next, "{topic}-{p}: offsets are consecutive");
                 next += 1;
-                out.push(Seen {
-                    key: r.key.map(<[u8]>::to_vec),
-                    value: r.value.map(<[u8]>::to_vec),
-                    headers: r
-                        .headers()
-                        .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
-                        .collect(),
-                    timestamp: r.timestamp,
-                })
+                out.push(Seen::of(r))
             })
             .expect("decode");
         }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use kafka_streams_group::client::{BrokerConnectOptions, BrokerConnection};
 use kafka_streams_group::protocol::api::fetch::{FetchPartition, FetchRequest, FetchTopic};
 use kafka_streams_group::protocol::api::metadata::MetadataRequest;
-use kafka_streams_group::protocol::records::{BatchReader, DecodeLimits};
+use kafka_streams_group::protocol::records::{BatchReader, DecodeLimits, Record};
 use kafka_streams_group::protocol::{BrokerErrorKind, Uuid};
 
 /// 30 s from now: the deadline of each request of the live producer tests.
@@ -26,6 +26,21 @@ pub struct Seen {
     pub value: Option<Vec<u8>>,
     pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     pub timestamp: i64,
+}
+
+impl Seen {
+    /// The record's key, value, headers and timestamp, copied.
+    pub fn of(r: &Record<'_>) -> Seen {
+        Seen {
+            key: r.key.map(<[u8]>::to_vec),
+            value: r.value.map(<[u8]>::to_vec),
+            headers: r
+                .headers()
+                .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+                .collect(),
+            timestamp: r.timestamp,
+        }
+    }
 }
 
 /// Reads every record of `topic`'s `partitions` partitions with raw Fetch requests
@@ -80,15 +95,7 @@ pub fn read_back_partitions(
                     }
                     assert_eq!(r.offset, offset, "offsets are consecutive");
                     offset += 1;
-                    records.push(Seen {
-                        key: r.key.map(<[u8]>::to_vec),
-                        value: r.value.map(<[u8]>::to_vec),
-                        headers: r
-                            .headers()
-                            .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
-                            .collect(),
-                        timestamp: r.timestamp,
-                    });
+                    records.push(Seen::of(&r));
                 }
             }
             if offset >= pd.high_watermark {
