@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::peer::{Peer, PeerOptions};
 use common::{init_logging, set_group_configs, unique_name, Cluster, LIVE};
 use kafka_streams_group::consumer::{Fetcher, FetcherConfig, IsolationLevel};
 use kafka_streams_group::describe::{describe_streams_group, StreamsGroupDescription};
@@ -20,7 +19,8 @@ use kafka_streams_group::processing::word_count;
 use kafka_streams_group::streams::commit::TopicPartition;
 use kafka_streams_group::{ClientConfig, StreamsTaskId, StreamsTaskRole};
 use word_count_support::{
-    create_topics, diff, feed, input, wait_for, Counts, RustInstance, RustProcess, Snapshot,
+    create_topics, diff, feed, input, java_word_count, wait_for, Counts, RustInstance, RustProcess,
+    Snapshot,
 };
 
 /// The tests of this file run one at a time (they are heavy on a small machine).
@@ -396,23 +396,7 @@ fn java_active_rust_standby_promoted_when_java_stops() {
     let (lines_2, expected_2) = input(3_000, 400, 8);
     let expected = sum_maps(&expected_1, &expected_2);
 
-    let mut java = Peer::start_with(
-        &cluster,
-        PeerOptions {
-            group: &app,
-            input: &in_t,
-            app_server: None,
-            tags: Vec::new(),
-        },
-        &[
-            "--topology",
-            "wordcount",
-            "--output",
-            &out_t,
-            "--commit-ms",
-            "500",
-        ],
-    );
+    let mut java = java_word_count(&cluster, &app, &in_t, &out_t);
     java.wait_state(Duration::from_secs(60), |s| s == "RUNNING");
     let r = RustInstance::start("rust", &bootstrap, &app, &in_t, &out_t);
     wait_for(

@@ -11,11 +11,10 @@ mod word_count_support;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use common::peer::{Peer, PeerOptions};
 use common::{init_logging, unique_name, Cluster, LIVE};
 use word_count_support::{
-    below, create_topics, diff, feed, first_offsets, input, wait_for, Counts, RustInstance,
-    RustProcess,
+    below, create_topics, diff, feed, first_offsets, input, java_word_count, wait_for, Counts,
+    RustInstance, RustProcess,
 };
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -124,25 +123,7 @@ fn java_and_rust_word_count_handover_exact() {
     let (in_t, out_t) = (format!("{app}-in"), format!("{app}-out"));
     create_topics(&bootstrap, &in_t, &out_t, PARTITIONS);
     let (lines, expected) = input(20_000, 500, 99);
-    let java = |cluster: &Cluster| {
-        Peer::start_with(
-            cluster,
-            PeerOptions {
-                group: &app,
-                input: &in_t,
-                app_server: None,
-                tags: Vec::new(),
-            },
-            &[
-                "--topology",
-                "wordcount",
-                "--output",
-                &out_t,
-                "--commit-ms",
-                "500",
-            ],
-        )
-    };
+    let java = |cluster: &Cluster| java_word_count(cluster, &app, &in_t, &out_t);
     let mut j = java(&cluster);
     j.wait_state(Duration::from_secs(60), |s| s == "RUNNING");
     let mut r = RustInstance::start("rust", &bootstrap, &app, &in_t, &out_t);

@@ -538,3 +538,30 @@ pub fn first_offsets(bootstrap: &str, topic: &str, partitions: i32) -> BTreeMap<
     }
     first
 }
+
+/// Starts the Java WordCount (`streams-peer --topology wordcount`, commit every 500 ms) as an
+/// instance of application `app`, reading `input` and writing counts to `output`.
+pub fn java_word_count(
+    cluster: &crate::common::Cluster,
+    app: &str,
+    input: &str,
+    output: &str,
+) -> crate::common::peer::Peer {
+    crate::common::peer::Peer::start_with(
+        cluster,
+        crate::common::peer::PeerOptions {
+            group: app,
+            input,
+            app_server: None,
+            tags: Vec::new(),
+        },
+        &[
+            "--topology",
+            "wordcount",
+            "--output",
+            output,
+            "--commit-ms",
+            "500",
+        ],
+    )
+}
