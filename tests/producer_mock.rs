@@ -11,7 +11,8 @@
 //! * `send_ready` sends a batch once its `linger.ms` passed, without a new `send` (issue 16:
 //!   the processing loop's output waited for the commit's flush), and returns by its
 //!   deadline when the broker does not answer.
-//! * an InitProducerId that never succeeds times out reporting the time really waited.
+//! * an InitProducerId that never succeeds times out reporting the time really waited, each
+//!   attempt bounded by `request.timeout.ms`.
 
 #[path = "support/mock_coordinator.rs"]
 mod mock_coordinator;
@@ -247,5 +248,13 @@ fn an_init_producer_id_timeout_reports_the_time_waited() {
     assert!(
         *limit >= wait - Duration::from_millis(150) && *limit <= took,
         "the time waited ({took:?}), not the backoff: {limit:?}"
+    );
+    // Each InitProducerId is given up after request.timeout.ms (500 ms) and sent again on a
+    // new connection, as Java does; before, the one request held the whole 1 s.
+    assert!(
+        mock.connections() >= 2,
+        "a request that got no answer within request.timeout.ms is retried on a new \
+         connection: {} connection(s)",
+        mock.connections()
     );
 }

@@ -343,6 +343,13 @@ impl Producer {
         }
     }
 
+    /// The deadline of one request: `request.timeout.ms` from now, or `deadline` if sooner
+    /// (a connection that stopped answering is given up and retried, as Java does, instead of
+    /// holding the whole `max.block.ms` / `delivery.timeout.ms`).
+    fn request_deadline(&self, deadline: Instant) -> Instant {
+        deadline.min(Instant::now() + self.config.client().get_request_timeout())
+    }
+
     fn backoff(&self) -> Duration {
         self.config.client().get_retry_backoff().0
     }
@@ -351,9 +358,10 @@ impl Producer {
     /// (None if all are fine).
     fn refresh(&mut self, topics: &[String], deadline: Instant) -> Result<BrokerErrorKind, Error> {
         let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let request_deadline = self.request_deadline(deadline);
         let md = self
             .client(deadline)?
-            .metadata(Some(&names), deadline)
+            .metadata(Some(&names), request_deadline)
             .map_err(client_error)?;
         let mut kind = BrokerErrorKind::None;
         for t in &md.topics {
@@ -403,9 +411,10 @@ impl Producer {
         let started = Instant::now();
         loop {
             let backoff = self.backoff();
+            let request_deadline = self.request_deadline(deadline);
             let r = self
                 .client(deadline)?
-                .send(BrokerTarget::Any, &req, deadline);
+                .send(BrokerTarget::Any, &req, request_deadline);
             let retry = match r {
                 Ok(resp) if resp.error() == BrokerErrorKind::None => {
                     let id = ProducerIdentity {
@@ -549,8 +558,7 @@ impl Producer {
         batches: Vec<(TopicPartition, SealedBatch)>,
         deadline: Instant,
     ) -> Result<(bool, bool), Error> {
-        let request_deadline =
-            deadline.min(Instant::now() + self.config.client().get_request_timeout());
+        let request_deadline = self.request_deadline(deadline);
         let timeout_ms = request_deadline
             .saturating_duration_since(Instant::now())
             .as_millis()
