@@ -288,14 +288,7 @@ impl Accumulator {
     /// [`queued_bytes`](Self::queued_bytes) never exceeds the limit after an append that
     /// [`Room::Fits`].
     pub fn room(&self, r: &ProducerRecord, timestamp: i64) -> Result<Room, RecordsError> {
-        let headers: Vec<Header<'_>> = r
-            .headers
-            .iter()
-            .map(|(k, v)| Header {
-                key: k,
-                value: v.as_deref(),
-            })
-            .collect();
+        let headers = header_views(r);
         let spec =
             RecordSpec::new(r.key.as_deref(), r.value.as_deref(), timestamp).with_headers(&headers);
         let needed = BATCH_HEADER_LEN
@@ -375,14 +368,7 @@ impl Accumulator {
         timestamp: i64,
         now: Instant,
     ) -> Result<bool, RecordsError> {
-        let headers: Vec<Header<'_>> = r
-            .headers
-            .iter()
-            .map(|(k, v)| Header {
-                key: k,
-                value: v.as_deref(),
-            })
-            .collect();
+        let headers = header_views(r);
         let spec =
             RecordSpec::new(r.key.as_deref(), r.value.as_deref(), timestamp).with_headers(&headers);
         let q = self.queues.entry(tp).or_default();
@@ -679,4 +665,15 @@ fn restamp(
     let crc = crc32c::crc32c(&batch[CRC_START..]);
     batch[CRC..CRC + 4].copy_from_slice(&crc.to_be_bytes());
     Ok(())
+}
+
+/// `r`'s headers as the borrowed views a [`RecordSpec`] takes.
+fn header_views(r: &ProducerRecord) -> Vec<Header<'_>> {
+    r.headers
+        .iter()
+        .map(|(k, v)| Header {
+            key: k,
+            value: v.as_deref(),
+        })
+        .collect()
 }
