@@ -21,7 +21,7 @@ use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::protocol::records::{partition_for_key, Compression};
 use kafka_streams_group::protocol::BrokerErrorKind;
 use kafka_streams_group::ClientConfig;
-use producer_read::{deadline, read_back_partitions, Seen};
+use producer_read::{assert_each_partition_holds, deadline, read_back_partitions, Seen};
 
 const PARTITIONS: i32 = 3;
 
@@ -329,25 +329,7 @@ fn broker_sigkill_and_restart_mid_produce_give_no_duplicate_and_no_loss() {
         "the crash reached the producer: {metrics:?}"
     );
     let got = read_back(cluster.plaintext(), &topic);
-    for part in 0..PARTITIONS {
-        let want = expected.get(&part).cloned().unwrap_or_default();
-        let have: Vec<Vec<u8>> = got
-            .get(&part)
-            .map(|v| {
-                v.iter()
-                    .map(|r| r.value.clone().unwrap_or_default())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if have != want {
-            let first = have.iter().zip(&want).position(|(h, w)| h != w);
-            panic!(
-                "partition {part}: {} records read, {} sent; first difference at {first:?}",
-                have.len(),
-                want.len()
-            );
-        }
-    }
+    assert_each_partition_holds(&expected, &got, PARTITIONS);
 }
 
 /// Rust producer → Java consumer: records of every codec, produced here, are read by Kafka's

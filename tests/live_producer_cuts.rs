@@ -24,7 +24,7 @@ use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::protocol::records::Compression;
 use kafka_streams_group::protocol::BrokerErrorKind;
 use kafka_streams_group::ClientConfig;
-use producer_read::read_back_partitions;
+use producer_read::{assert_each_partition_holds, read_back_partitions};
 
 const PARTITIONS: i32 = 3;
 
@@ -240,25 +240,7 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
     buffer_memory_through_a_paused_proxy(&proxy, &direct);
     watchdog.step("read back");
     let got = read_back_partitions(&direct, &topic, PARTITIONS);
-    for part in 0..PARTITIONS {
-        let want = expected.get(&part).cloned().unwrap_or_default();
-        let have: Vec<Vec<u8>> = got
-            .get(&part)
-            .map(|v| {
-                v.iter()
-                    .map(|r| r.value.clone().unwrap_or_default())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if have != want {
-            let first = have.iter().zip(&want).position(|(h, w)| h != w);
-            panic!(
-                "partition {part}: {} records read, {} sent; first difference at {first:?}",
-                have.len(),
-                want.len()
-            );
-        }
-    }
+    assert_each_partition_holds(&expected, &got, PARTITIONS);
 }
 
 /// `delivery.timeout.ms`: a producer whose every connection is reset (the fault proxy in

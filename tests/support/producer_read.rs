@@ -107,3 +107,31 @@ pub fn read_back_partitions(
     }
     out
 }
+
+/// Asserts that each of `partitions` partitions holds exactly the values sent to it
+/// (`expected`), in order, once: a duplicate or a gap shows as the first difference.
+pub fn assert_each_partition_holds(
+    expected: &BTreeMap<i32, Vec<Vec<u8>>>,
+    got: &BTreeMap<i32, Vec<Seen>>,
+    partitions: i32,
+) {
+    for part in 0..partitions {
+        let want = expected.get(&part).cloned().unwrap_or_default();
+        let have: Vec<Vec<u8>> = got
+            .get(&part)
+            .map(|v| {
+                v.iter()
+                    .map(|r| r.value.clone().unwrap_or_default())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if have != want {
+            let first = have.iter().zip(&want).position(|(h, w)| h != w);
+            panic!(
+                "partition {part}: {} records read, {} sent; first difference at {first:?}",
+                have.len(),
+                want.len()
+            );
+        }
+    }
+}
