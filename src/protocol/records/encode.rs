@@ -73,7 +73,10 @@ pub struct BatchBuilder {
     body: Vec<u8>,
     count: i32,
     base_timestamp: Option<i64>,
-    max_timestamp: i64,
+    /// The largest record timestamp; not floored at -1, so that a LogAppendTime batch
+    /// (whose records all read the batch's max timestamp) re-encodes equal even when that
+    /// timestamp is negative (found by the record_batches fuzz target).
+    max_timestamp: Option<i64>,
 }
 
 impl BatchBuilder {
@@ -93,7 +96,7 @@ impl BatchBuilder {
             body: Vec::new(),
             count: 0,
             base_timestamp: None,
-            max_timestamp: -1,
+            max_timestamp: None,
         }
     }
 
@@ -190,7 +193,10 @@ impl BatchBuilder {
         }
         let size = self.body_size(r)?;
         let base = *self.base_timestamp.get_or_insert(r.timestamp);
-        self.max_timestamp = self.max_timestamp.max(r.timestamp);
+        self.max_timestamp = Some(
+            self.max_timestamp
+                .map_or(r.timestamp, |m| m.max(r.timestamp)),
+        );
         let mut e = Encoder::new(&mut self.body);
         e.varint(size as i32);
         e.i8(0);
@@ -222,7 +228,7 @@ impl BatchBuilder {
         e.i16(self.attributes.to_bits());
         e.i32(self.count - 1);
         e.i64(self.base_timestamp.unwrap_or(-1));
-        e.i64(self.max_timestamp);
+        e.i64(self.max_timestamp.unwrap_or(-1));
         e.i64(self.producer_id);
         e.i16(self.producer_epoch);
         e.i32(self.base_sequence);
