@@ -68,7 +68,7 @@ pub struct ProcessingStats {
 struct ActiveTask {
     group: PartitionGroup,
     processor: Box<dyn Processor>,
-    stores: BTreeMap<String, KeyValueStore>,
+    stores: Stores,
 }
 
 /// A running instance of a Kafka Streams application: a member of its Streams group that
@@ -102,7 +102,7 @@ pub struct ProcessingRuntime {
     active: BTreeMap<StreamsTaskId, ActiveTask>,
     /// Standby and warm-up tasks' stores, and those of standbys lost with a fencing (kept
     /// up to date while the member rejoins, as Java keeps its standby tasks).
-    standby: BTreeMap<StreamsTaskId, BTreeMap<String, KeyValueStore>>,
+    standby: BTreeMap<StreamsTaskId, Stores>,
     /// Standby tasks lost with a fencing and not assigned again yet.
     orphaned: BTreeSet<StreamsTaskId>,
     /// Stores of tasks revoked from this member, kept (since the instant) for a later
@@ -635,7 +635,7 @@ impl ProcessingRuntime {
         Ok(())
     }
 
-    fn new_stores(&self, task: &StreamsTaskId) -> BTreeMap<String, KeyValueStore> {
+    fn new_stores(&self, task: &StreamsTaskId) -> Stores {
         self.app
             .stores
             .get(&task.subtopology_id)
