@@ -3,12 +3,16 @@
 # vs the Java WordCount (testing/streams-peer --topology wordcount, Kafka Streams 4.4.0), each
 # alone in its own application, on the same pre-loaded input and the same broker.
 #
-#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R]
+#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--no-java]
+#
+# --baseline REV also runs examples/word_count.rs as built from commit REV (in a temporary git
+# worktree, its own target dir), in the same run, so a change's before/after is one comparison.
 #
 # Words/s = output records (one count update per word, no record cache on either side) per
 # second between the first and the last output record, as seen by examples/word_count_watch.rs
 # (so JVM start, joining and topic creation are not counted). RSS = peak resident set of the
-# instance's process, sampled every 0.2 s. Both commit every 1000 ms. Uses KSG_CLUSTER_ENV if
+# instance's process, sampled every 0.2 s, with its peak open fds, threads and established TCP
+# connections (from /proc and `ss`). Both commit every 1000 ms. Uses KSG_CLUSTER_ENV if
 # set, else starts a broker (KSG_PORT_BASE, default 19792) and stops it at the end. Not part of
 # scripts/test.sh. Prints one line per run and a summary.
 set -euo pipefail
@@ -17,11 +21,15 @@ cd "$repo"
 lines=200000
 partitions=4
 reps=1
+baseline=""
+java=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
     --partitions) partitions=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
+    --no-java) java=0; shift ;;
     *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -30,6 +38,7 @@ work=$(mktemp -d)
 started=""
 cleanup() {
   jobs -p | xargs -r kill 2>/dev/null || true
+  if [ -n "$baseline" ] && [ -d "$work/baseline" ]; then git worktree remove --force "$work/baseline" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
   if [ -n "$started" ]; then KSG_RUN_DIR=$started bash scripts/kafka.sh stop >/dev/null 2>&1 || true; fi
 }
@@ -37,7 +46,14 @@ trap cleanup EXIT
 
 log "building (release) and the Java peer"
 cargo build --quiet --release --example word_count --example word_count_watch
-bash scripts/streams-peer.sh build
+if [ "$java" = 1 ]; then bash scripts/streams-peer.sh build; fi
+baseline_bin=""
+if [ -n "$baseline" ]; then
+  log "building examples/word_count.rs of $baseline (release) in a temporary worktree"
+  git worktree add --detach -q "$work/baseline" "$baseline"
+  (cd "$work/baseline" && CARGO_TARGET_DIR=$repo/target/bench-baseline cargo build --quiet --release --example word_count)
+  baseline_bin=$repo/target/bench-baseline/release/examples/word_count
+fi
 if [ -z "${KSG_CLUSTER_ENV:-}" ]; then
   run_dir=$repo/.kafka/bench-wordcount
   KSG_RUN_DIR=$run_dir KSG_PORT_BASE=${KSG_PORT_BASE:-19792} bash scripts/kafka.sh start --kafka "${KSG_KAFKA_VERSION:-4.4.0}" >&2
@@ -61,18 +77,27 @@ log "loading $lines lines ($words words) into $input ($partitions partitions)"
 bash scripts/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" \
   --topic "$input" --producer-property linger.ms=50 < "$work/input.txt" >/dev/null
 
-# peak RSS (kB) of pid $1 until it exits; written to $2
-sample_rss() {
-  local max=0 r
-  while kill -0 "$1" 2>/dev/null; do
-    r=$(awk '/VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0)
-    [ "${r:-0}" -gt "$max" ] && max=$r
-    echo "$max" > "$2"
+# Peaks of pid $1 until it exits, written to $2 as "rss_kb fds threads tcp": resident set,
+# open file descriptors, threads, established TCP connections. The Java peer runs under a
+# wrapper script, so its JVM is found as the newest java child of the pid.
+sample_peaks() {
+  local pid=$1 rss=0 fds=0 thr=0 tcp=0 r f t c target
+  while kill -0 "$pid" 2>/dev/null; do
+    target=$(pgrep -n -P "$pid" java 2>/dev/null || echo "$pid")
+    r=$(awk '/VmRSS/ { print $2 }' "/proc/$target/status" 2>/dev/null || echo 0)
+    t=$(awk '/Threads/ { print $2 }' "/proc/$target/status" 2>/dev/null || echo 0)
+    f=$(ls "/proc/$target/fd" 2>/dev/null | wc -l)
+    c=$(ss -Htnp state established 2>/dev/null | grep -c "pid=$target," || true)
+    [ "${r:-0}" -gt "$rss" ] && rss=$r
+    [ "${f:-0}" -gt "$fds" ] && fds=$f
+    [ "${t:-0}" -gt "$thr" ] && thr=$t
+    [ "${c:-0}" -gt "$tcp" ] && tcp=$c
+    echo "$rss $fds $thr $tcp" > "$2"
     sleep 0.2
   done
 }
 
-run_one() { # impl rep
+run_one() { # impl rep  (impl: rust, baseline or java)
   local impl=$1 rep=$2 app=bench-wc-$1-$$-$2 pid
   local out=$app-out
   topic "$out"
@@ -80,8 +105,10 @@ run_one() { # impl rep
   ./target/release/examples/word_count_watch --bootstrap-server "$bootstrap" --topic "$out" \
     --partitions "$partitions" --records "$words" --timeout 900 > "$work/watch" &
   local watch=$!
-  if [ "$impl" = rust ]; then
-    ./target/release/examples/word_count --bootstrap-server "$bootstrap" --application-id "$app" \
+  if [ "$impl" != java ]; then
+    local bin=./target/release/examples/word_count
+    [ "$impl" = baseline ] && bin=$baseline_bin
+    "$bin" --bootstrap-server "$bootstrap" --application-id "$app" \
       --input "$input" --output "$out" --partitions "$partitions" --commit-ms 1000 --quiet \
       --no-stdin-input < "$work/ctl" > "$work/$impl.log" 2>&1 &
   else
@@ -91,19 +118,21 @@ run_one() { # impl rep
   fi
   pid=$!
   exec 3>"$work/ctl"
-  sample_rss "$pid" "$work/rss" &
+  echo "0 0 0 0" > "$work/peaks"
+  sample_peaks "$pid" "$work/peaks" &
   local sampler=$!
   wait "$watch" || { log "$impl: watcher failed: $(cat "$work/watch")"; }
-  local rss; rss=$(cat "$work/rss")
+  local rss fds thr tcp; read -r rss fds thr tcp < "$work/peaks"
   echo close >&3; exec 3>&-
   wait "$pid" || true
   kill "$sampler" 2>/dev/null || true
   local rate; rate=$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' "$work/watch")
-  echo "$impl rep=$rep words=$words words_per_s=${rate:-?} peak_rss_mb=$((rss / 1024)) ($(cat "$work/watch"))"
+  echo "$impl rep=$rep words=$words words_per_s=${rate:-?} peak_rss_mb=$((rss / 1024)) peak_fds=$fds peak_threads=$thr peak_tcp=$tcp ($(cat "$work/watch"))"
 }
 
 echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partitions partitions; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$reps"); do
   run_one rust "$rep"
-  run_one java "$rep"
+  if [ -n "$baseline" ]; then run_one baseline "$rep"; fi
+  if [ "$java" = 1 ]; then run_one java "$rep"; fi
 done
