@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+pub use crate::common::sasl::{OAuthToken, OAuthTokenCallback, ScramAlgorithm};
 use crate::error::Error;
-pub use crate::transport::sasl::{OAuthToken, OAuthTokenCallback, ScramAlgorithm};
 
 /// Default `client.id`.
 pub const DEFAULT_CLIENT_ID: &str = "kafka-streams-group";

@@ -8,8 +8,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::common::{SaslError, SerdeError};
 use crate::protocol::{BrokerErrorKind, DecodeError, EncodeError};
-use crate::transport::sasl::SaslError;
 
 /// `std::result::Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
@@ -283,7 +283,7 @@ pub enum Error {
     /// Record bytes a serde could not read (e.g. a `Long` value that is not 8 bytes): the
     /// serde and, when known, the topic are named.
     #[error("cannot deserialize: {0}")]
-    Serde(#[from] crate::processing::SerdeError),
+    Serde(#[from] SerdeError),
 }
 
 /// Errors are cloned so that a stopped session can report its error to every caller, the

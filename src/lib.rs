@@ -6,13 +6,37 @@
 //!
 //! The library does the membership and task lifecycle; the application processes records.
 //!
+//! # Layers
+//!
+//! Each top-level module sits on one layer; a module imports only modules of its own layer or
+//! of layers below it, and the modules of one layer never import each other in a circle.
+//! `tests/layering.rs` reads this table and checks every `crate::`/`super::` path under
+//! `src/` against it, naming the file and line of any import that points up.
+//!
+//! | layer | name | modules | what it holds |
+//! | --- | --- | --- | --- |
+//! | 1 | vocabulary | `common` | one `TopicPartition`, base64, `SerdeError`, the SASL names (`ScramAlgorithm`, `OAuthToken`, `SaslError`) |
+//! | 2 | wire | `protocol` | pure primitives, headers, frames, one module per API message, error codes |
+//! | 3 | membership core | `streams` | pure Streams membership state machine, task ids, topology, assignment, commit requests |
+//! | 4 | errors | `error` | the crate's [`Error`], wrapping the errors of the layers below |
+//! | 5 | configuration | `config`, `properties` | [`ClientConfig`] and its parts; `key=value` properties parsing |
+//! | 6 | transport | `transport` | mio TCP, rustls streams, SASL step machines (frames, not messages) |
+//! | 7 | client | `client`, `tls`, `connect` | connections, ApiVersions, bootstrap, coordinator lookup; a client from a [`ClientConfig`] |
+//! | 8 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
+//! | 9 | membership drivers | `runtime` | the blocking session and the heartbeat thread driving the core; offset commits |
+//! | 10 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
+//! | 11 | processing | `processing` | the Streams application runtime: tasks, stores, changelogs |
+//!
+//! The pure cores (`protocol`, `streams`) sit low because they need no I/O: the I/O layers
+//! above drive them. The heartbeat thread in `runtime` meets the core and the client:
+//!
 //! ```text
 //!             application threads                  one heartbeat thread per session
 //!   StreamsGroupSessionHandle  ── crossbeam cmd + Waker ──►  runtime (mio::Poll, clock)
 //!        ▲ assignment snapshot (parking_lot) ◄─────────────────────┘
-//!   streams/   pure membership state machine, task ids, assignment merge
 //!   client/    connections, correlation ids, ApiVersions, bootstrap, coordinator lookup
 //!   transport/ mio TCP, rustls, SASL step machines (frames, not messages)
+//!   streams/   pure membership state machine, task ids, assignment merge
 //!   protocol/  pure primitives, headers, frames, one file per API message, error codes
 //! ```
 //!
@@ -22,6 +46,7 @@
 
 pub mod admin;
 pub mod client;
+pub mod common;
 pub mod config;
 mod connect;
 pub mod consumer;
@@ -36,6 +61,7 @@ pub mod streams;
 pub mod tls;
 pub mod transport;
 
+pub use common::TopicPartition;
 pub use config::{
     ClientConfig, ClientMetrics, ClientMetricsSnapshot, OAuthToken, SaslConfig, SecurityProtocol,
     TlsConfig,
@@ -50,9 +76,7 @@ pub use runtime::{
     AssignmentSubscriber, StreamsGroupConfig, StreamsGroupMetrics, StreamsGroupSession,
     StreamsGroupSessionHandle, StreamsGroupState, StreamsReconciliation,
 };
-pub use streams::commit::{
-    CommitOffset, CommittedOffset, OffsetCommitOutcome, OffsetFetchOutcome, TopicPartition,
-};
+pub use streams::commit::{CommitOffset, CommittedOffset, OffsetCommitOutcome, OffsetFetchOutcome};
 pub use streams::{
     CopartitionGroup, JavaHashSetSizing, StreamsGroupSessionAssignment, StreamsGroupStatus,
     StreamsStatusCode, StreamsTaskAssignment, StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan,

@@ -76,6 +76,16 @@
 //! [`SaslConfig::oauthbearer`](crate::SaslConfig::oauthbearer). The returned
 //! [`StreamsGroupConfig`] is checked key by key; the topology is checked by
 //! [`StreamsGroupConfig::validate`] (which joining runs).
+//!
+//! The Streams half (`StreamsGroupConfig::from_properties`) is defined with the member's
+//! configuration in `runtime`, above this module: properties parsing is vocabulary that the
+//! configurations use, and names none of them but [`ClientConfig`].
+//!
+//! [`StreamsGroupConfig`]: crate::StreamsGroupConfig
+//! [`StreamsGroupConfig::from_properties`]: crate::StreamsGroupConfig::from_properties
+//! [`StreamsGroupConfig::from_properties_file`]: crate::StreamsGroupConfig::from_properties_file
+//! [`StreamsGroupConfig::rack_id`]: crate::StreamsGroupConfig::rack_id
+//! [`StreamsGroupConfig::validate`]: crate::StreamsGroupConfig::validate
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -85,8 +95,6 @@ use crate::config::{
     parse_bootstrap, ClientConfig, SaslConfig, SecurityProtocol, TlsConfig, MIN_MAX_FRAME_SIZE,
 };
 use crate::error::Error;
-use crate::runtime::StreamsGroupConfig;
-use crate::streams::StreamsTopology;
 
 /// The `field` of every [`Error::InvalidConfiguration`] raised here.
 pub const FIELD: &str = "properties";
@@ -112,7 +120,7 @@ pub const CLIENT_KEYS: &[&str] = &[
     "receive.message.max.bytes",
 ];
 
-/// Keys [`StreamsGroupConfig::from_properties`] accepts besides [`CLIENT_KEYS`]
+/// Keys [`StreamsGroupConfig::from_properties`](crate::StreamsGroupConfig::from_properties) accepts besides [`CLIENT_KEYS`]
 /// (`client.tag.` is a prefix: `client.tag.<key>`).
 pub const STREAMS_KEYS: &[&str] = &[
     "application.id",
@@ -123,9 +131,9 @@ pub const STREAMS_KEYS: &[&str] = &[
     "max.poll.interval.ms",
 ];
 
-const CLIENT_TAG_PREFIX: &str = "client.tag.";
+pub(crate) const CLIENT_TAG_PREFIX: &str = "client.tag.";
 
-fn invalid(reason: String) -> Error {
+pub(crate) fn invalid(reason: String) -> Error {
     Error::InvalidConfiguration {
         field: FIELD,
         reason,
@@ -511,7 +519,7 @@ fn is_streams_key(key: &str) -> bool {
 /// The settings of the client keys, collected before building (so order does not matter and
 /// cross-key checks see everything).
 #[derive(Default)]
-struct ClientSettings {
+pub(crate) struct ClientSettings {
     /// key -> value; last one wins.
     values: BTreeMap<&'static str, String>,
 }
@@ -526,7 +534,7 @@ impl ClientSettings {
     }
 }
 
-fn parse_u64(key: &str, value: &str) -> Result<u64, Error> {
+pub(crate) fn parse_u64(key: &str, value: &str) -> Result<u64, Error> {
     value.parse::<u64>().map_err(|_| {
         invalid(format!(
             "{key}={}: expected a non-negative whole number",
@@ -696,7 +704,7 @@ fn build_tls(
 }
 
 /// Builds the client configuration from collected settings.
-fn build_client(settings: &ClientSettings) -> Result<ClientConfig, Error> {
+pub(crate) fn build_client(settings: &ClientSettings) -> Result<ClientConfig, Error> {
     let bootstrap = required(
         settings,
         "bootstrap.servers",
@@ -764,7 +772,7 @@ fn build_client(settings: &ClientSettings) -> Result<ClientConfig, Error> {
 
 /// Sorts `(key, value)` pairs into client settings and Streams settings; rejects unknown and
 /// foreign keys.
-fn collect<I, K, V>(
+pub(crate) fn collect<I, K, V>(
     props: I,
     streams: bool,
     trim: bool,
@@ -803,28 +811,6 @@ where
     Ok((client, streams_values))
 }
 
-fn parse_endpoint(value: &str) -> Result<(String, u16), Error> {
-    let bad = |why: &str| {
-        invalid(format!(
-            "application.server={value:?}: {why} (expected host:port)"
-        ))
-    };
-    let (host, port) = value.rsplit_once(':').ok_or_else(|| bad("no port"))?;
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    if host.is_empty() {
-        return Err(bad("empty host"));
-    }
-    let port = port
-        .parse::<u16>()
-        .ok()
-        .filter(|p| *p != 0)
-        .ok_or_else(|| bad("port is not a number in 1..=65535"))?;
-    Ok((host.to_owned(), port))
-}
-
 impl ClientConfig {
     /// Builds a client configuration from librdkafka-style properties; see the
     /// [`properties`](crate::properties) module for the accepted keys and the checks.
@@ -846,34 +832,6 @@ impl ClientConfig {
     }
 }
 
-impl StreamsGroupConfig {
-    /// Builds a member configuration from properties (client keys plus the Kafka Streams
-    /// keys `application.id` (required), `application.server`, `client.rack`,
-    /// `client.tag.<key>`, `group.instance.id` and `max.poll.interval.ms`) and the
-    /// `topology`, which properties cannot express. See the [`properties`](crate::properties)
-    /// module for the accepted keys and the checks.
-    pub fn from_properties<I, K, V>(
-        props: I,
-        topology: StreamsTopology,
-    ) -> Result<StreamsGroupConfig, Error>
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<str>,
-        V: AsRef<str>,
-    {
-        streams_from(props, topology, true)
-    }
-
-    /// [`from_properties`](Self::from_properties) on the pairs of a Java `.properties` file
-    /// (syntax: [`parse`]).
-    pub fn from_properties_file(
-        path: impl AsRef<Path>,
-        topology: StreamsTopology,
-    ) -> Result<StreamsGroupConfig, Error> {
-        streams_from(read_file(path)?, topology, false)
-    }
-}
-
 fn client_from<I, K, V>(props: I, trim: bool) -> Result<ClientConfig, Error>
 where
     I: IntoIterator<Item = (K, V)>,
@@ -882,79 +840,6 @@ where
 {
     let (settings, _) = collect(props, false, trim)?;
     build_client(&settings)
-}
-
-fn streams_from<I, K, V>(
-    props: I,
-    topology: StreamsTopology,
-    trim: bool,
-) -> Result<StreamsGroupConfig, Error>
-where
-    I: IntoIterator<Item = (K, V)>,
-    K: AsRef<str>,
-    V: AsRef<str>,
-{
-    let (settings, streams) = collect(props, true, trim)?;
-    let group_id = match streams.get("application.id") {
-        Some(id) if !id.is_empty() => id.clone(),
-        Some(_) => return Err(invalid("application.id is empty".to_owned())),
-        None => {
-            return Err(invalid(
-                "application.id is missing; it is the Streams group id".to_owned(),
-            ))
-        }
-    };
-    let client = build_client(&settings)?;
-    let mut config = StreamsGroupConfig::new(client.bootstrap().to_owned(), group_id, topology)
-        .client_config(client);
-    let mut tags = Vec::new();
-    for (key, value) in &streams {
-        match key.as_str() {
-            "application.id" => {}
-            "application.server" => {
-                let (host, port) = parse_endpoint(value)?;
-                config = config.user_endpoint(host, port);
-            }
-            "client.rack" => {
-                if value.is_empty() {
-                    return Err(invalid("client.rack is empty; leave it out".to_owned()));
-                }
-                config = config.rack_id(value.clone());
-            }
-            "group.instance.id" => {
-                if value.is_empty() {
-                    return Err(invalid(
-                        "group.instance.id is empty; leave it out for a dynamic member".to_owned(),
-                    ));
-                }
-                config = config.instance_id(value.clone());
-            }
-            "max.poll.interval.ms" => {
-                let ms = parse_u64(key, value)?;
-                let ms = i32::try_from(ms).ok().filter(|ms| *ms > 0).ok_or_else(|| {
-                    invalid(format!(
-                        "max.poll.interval.ms={ms}: outside 1..={}",
-                        i32::MAX
-                    ))
-                })?;
-                config = config.rebalance_timeout_ms(ms);
-            }
-            _ => {
-                // Only client.tag.<key> is left (collect admits nothing else).
-                let tag = key.strip_prefix(CLIENT_TAG_PREFIX).unwrap_or_default();
-                if tag.is_empty() {
-                    return Err(invalid(
-                        "client.tag. needs a tag name: client.tag.<key>=<value>".to_owned(),
-                    ));
-                }
-                tags.push((tag.to_owned(), value.clone()));
-            }
-        }
-    }
-    if !tags.is_empty() {
-        config = config.client_tags(tags);
-    }
-    Ok(config)
 }
 
 #[cfg(test)]

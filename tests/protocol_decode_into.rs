@@ -4,7 +4,7 @@
 //! response of the same shape again keeps every string's and list's buffer.
 
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
-    Endpoint, EndpointToPartitions, Status, StreamsGroupHeartbeatResponse, TaskIds, TopicPartition,
+    Endpoint, EndpointToPartitions, Status, StreamsGroupHeartbeatResponse, TaskIds, TopicPartitions,
 };
 use kafka_streams_group::protocol::codec::{decode_message, decode_message_into, encode_message};
 use kafka_streams_group::protocol::DecodeError;
@@ -38,8 +38,8 @@ fn tasks() -> impl Strategy<Value = Option<Vec<TaskIds>>> {
     option::of(vec(task_ids(), 0..5))
 }
 
-fn topic_partition() -> impl Strategy<Value = TopicPartition> {
-    (s(), ints(4)).prop_map(|(topic, partitions)| TopicPartition { topic, partitions })
+fn topic_partition() -> impl Strategy<Value = TopicPartitions> {
+    (s(), ints(4)).prop_map(|(topic, partitions)| TopicPartitions { topic, partitions })
 }
 
 fn endpoint_to_partitions() -> impl Strategy<Value = EndpointToPartitions> {

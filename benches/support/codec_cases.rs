@@ -7,7 +7,7 @@
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     CopartitionGroup, Endpoint, EndpointToPartitions, KeyValue, Status,
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, Subtopology, TaskIds, TaskOffset,
-    TopicInfo, TopicPartition, Topology,
+    TopicInfo, TopicPartitions, Topology,
 };
 
 pub const V: i16 = 1;
@@ -118,13 +118,13 @@ pub fn big_response() -> StreamsGroupHeartbeatResponse {
                 port: 7000 + e as u16,
             },
             active_partitions: (0..4)
-                .map(|t| TopicPartition {
+                .map(|t| TopicPartitions {
                     topic: format!("bench-application-input-{t}"),
                     partitions: (0..8).map(|p| e * 8 + p).collect(),
                 })
                 .collect(),
             standby_partitions: (0..2)
-                .map(|t| TopicPartition {
+                .map(|t| TopicPartitions {
                     topic: format!("bench-application-input-{t}"),
                     partitions: (0..4).map(|p| e * 4 + p).collect(),
                 })

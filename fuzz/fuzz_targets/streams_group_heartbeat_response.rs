@@ -6,7 +6,7 @@
 
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     Endpoint, EndpointToPartitions, Status, StreamsGroupHeartbeatResponse, TaskIds,
-    TopicPartition,
+    TopicPartitions,
 };
 use kafka_streams_group::protocol::codec::{decode_message, decode_message_into};
 use kafka_streams_group_fuzz::harness::pick_version;
@@ -24,9 +24,9 @@ fn dirty() -> StreamsGroupHeartbeatResponse {
                 .collect(),
         )
     };
-    let tp = |n: usize| -> Vec<TopicPartition> {
+    let tp = |n: usize| -> Vec<TopicPartitions> {
         (0..n)
-            .map(|i| TopicPartition {
+            .map(|i| TopicPartitions {
                 topic: format!("previous-topic-{i}"),
                 partitions: vec![i as i32; i],
             })

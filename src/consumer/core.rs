@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::common::TopicPartition;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
 use crate::protocol::api::list_offsets::{
@@ -15,7 +16,6 @@ use crate::protocol::records::{
     admit_uncommitted, AbortedTransaction, Admit, BatchReader, DecodeLimits, ReadCommitted,
 };
 use crate::protocol::{BrokerErrorKind, Uuid};
-use crate::streams::commit::TopicPartition;
 
 use super::config::{FetchSettings, IsolationLevel, OffsetReset};
 use super::records::PartitionRecords;

@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::client::{BrokerTarget, Client, ClientError};
+use crate::common::TopicPartition;
 use crate::connect::client_error;
 use crate::error::Error;
 use crate::protocol::api::fetch::FetchRequest;
 use crate::protocol::api::list_offsets::{
     ListOffsetsRequest, EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
 };
-use crate::streams::commit::TopicPartition;
 
 use super::config::{FetcherConfig, IsolationLevel, OffsetReset};
 use super::core::FetcherCore;

@@ -8,10 +8,10 @@
 
 use std::ops::Range;
 
+use crate::common::TopicPartition;
 use crate::protocol::records::{
     BatchHeader, DecodeLimits, RawBatch, Record, RecordBatch, RecordsError,
 };
-use crate::streams::commit::TopicPartition;
 
 /// The records of one partition from one Fetch answer, owned.
 #[derive(Debug, Clone)]

@@ -1,6 +1,7 @@
 //! Tests of the fetcher core without I/O: answers built by hand, batches by `BatchBuilder`.
 
 use super::*;
+use crate::common::TopicPartition;
 use crate::error::Error;
 use crate::protocol::api::fetch::{
     AbortedTransaction as WireAborted, FetchResponse, FetchableTopicResponse, PartitionData,
@@ -16,7 +17,6 @@ use crate::protocol::records::{
     BatchBuilder, Compression, ControlRecord, ControlRecordType, RecordSpec,
 };
 use crate::protocol::{BrokerErrorKind, Uuid};
-use crate::streams::commit::TopicPartition;
 
 const ID: Uuid = Uuid([7; 16]);
 

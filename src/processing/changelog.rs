@@ -14,10 +14,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::common::TopicPartition;
 use crate::config::ClientConfig;
 use crate::consumer::{Fetcher, FetcherConfig, IsolationLevel, OffsetReset, PartitionRecords};
 use crate::error::Error;
-use crate::streams::commit::TopicPartition;
 
 use super::store::KeyValueStore;
 

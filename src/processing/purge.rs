@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 use crate::client::{BrokerTarget, Client};
+use crate::common::TopicPartition;
 use crate::config::ClientConfig;
 use crate::connect::client_error;
 use crate::error::Error;
@@ -15,7 +16,6 @@ use crate::protocol::api::delete_records::{
 };
 use crate::protocol::api::metadata::MetadataResponse;
 use crate::protocol::BrokerErrorKind;
-use crate::streams::commit::TopicPartition;
 
 /// The longest a leader is asked to wait for its followers (Java's admin default
 /// `default.api.timeout.ms` is larger; the deadline caps it anyway).

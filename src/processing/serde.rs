@@ -4,7 +4,7 @@
 //! A Kafka null (a record without key or value) is `None` at the call sites and never
 //! reaches a serde, as Java maps null to null without calling the serializer's logic.
 
-use std::fmt;
+pub use crate::common::SerdeError;
 
 /// Turns values into bytes and back, exactly as the matching Java serde does.
 pub trait Serde<T>: Send + Sync {
@@ -13,58 +13,6 @@ pub trait Serde<T>: Send + Sync {
     /// The value Java's deserializer reads from `bytes`, or the error it would throw.
     fn deserialize(&self, bytes: &[u8]) -> Result<T, SerdeError>;
 }
-
-/// Bytes a serde cannot read (e.g. 7 bytes for a `Long`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SerdeError {
-    serde: &'static str,
-    reason: String,
-    topic: Option<String>,
-}
-
-impl SerdeError {
-    /// An error of the serde named `serde` (e.g. `"LongSerde"`).
-    pub fn new(serde: &'static str, reason: impl Into<String>) -> Self {
-        SerdeError {
-            serde,
-            reason: reason.into(),
-            topic: None,
-        }
-    }
-
-    /// Adds the topic whose record could not be read.
-    pub fn with_topic(mut self, topic: impl Into<String>) -> Self {
-        self.topic = Some(topic.into());
-        self
-    }
-
-    /// The serde that failed.
-    pub fn serde(&self) -> &'static str {
-        self.serde
-    }
-
-    /// What is wrong with the bytes.
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-
-    /// The topic, if the caller added it.
-    pub fn topic(&self) -> Option<&str> {
-        self.topic.as_deref()
-    }
-}
-
-impl fmt::Display for SerdeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.serde, self.reason)?;
-        if let Some(t) = &self.topic {
-            write!(f, " (topic {t})")?;
-        }
-        f.write_str("; check that the serde matches what the writer used")
-    }
-}
-
-impl std::error::Error for SerdeError {}
 
 /// `Serdes.String()`: UTF-8 bytes; reading replaces malformed UTF-8 by U+FFFD as Java's
 /// `new String(bytes, UTF_8)` does, so it never fails.

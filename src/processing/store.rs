@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::common::TopicPartition;
 use crate::producer::ProducerRecord;
-use crate::streams::commit::TopicPartition;
 
 /// The timestamp [`KeyValueStore::get_with_timestamp`] gives for a plain store's values,
 /// like Java's `ConsumerRecord.NO_TIMESTAMP`.

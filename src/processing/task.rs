@@ -154,7 +154,7 @@ impl PartitionGroup {
 /// (`base64(0x01|0x02 ‖ BE64 time ‖ …)`); anything else is unknown (-1), as Java's
 /// `TopicPartitionMetadata.decode` answers for garbage.
 pub fn decode_partition_time(metadata: &str) -> i64 {
-    let Some(raw) = crate::transport::sasl::base64::decode(metadata.as_bytes()) else {
+    let Some(raw) = crate::common::base64::decode(metadata.as_bytes()) else {
         return UNKNOWN_TIME;
     };
     match raw.split_first() {

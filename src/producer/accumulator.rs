@@ -32,8 +32,7 @@ use crate::protocol::records::{
 };
 use crate::protocol::BrokerErrorKind;
 
-/// A topic and partition.
-pub type TopicPartition = (String, i32);
+pub use crate::common::TopicPartition;
 
 /// The producer id and epoch batches are stamped with (`-1`/`-1` without idempotence).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -165,7 +165,7 @@ impl Producer {
         let filled = self
             .acc
             .append(
-                (record.topic.clone(), partition),
+                TopicPartition::new(record.topic.clone(), partition),
                 &record,
                 timestamp,
                 Instant::now(),
@@ -269,7 +269,7 @@ impl Producer {
             Ok(())
         } else {
             let n = self.failures.len();
-            let ((topic, partition), e) = self.failures.remove(0);
+            let (TopicPartition { topic, partition }, e) = self.failures.remove(0);
             self.failures.clear();
             log::warn!("flush: {n} batch(es) failed; first: {topic}-{partition}: {e}");
             Err(e)
@@ -478,8 +478,8 @@ impl Producer {
         for (tp, b) in batches {
             match self
                 .topics
-                .get(&tp.0)
-                .and_then(|t| t.leaders.get(tp.1 as usize))
+                .get(&tp.topic)
+                .and_then(|t| t.leaders.get(tp.partition as usize))
             {
                 Some(&leader) if leader >= 0 => by_leader.entry(leader).or_default().push((tp, b)),
                 _ => refresh = true,
@@ -493,8 +493,11 @@ impl Producer {
         }
         if refresh {
             let busy: Vec<String> = {
-                let mut t: Vec<String> =
-                    self.acc.busy_partitions().map(|tp| tp.0.clone()).collect();
+                let mut t: Vec<String> = self
+                    .acc
+                    .busy_partitions()
+                    .map(|tp| tp.topic.clone())
+                    .collect();
                 t.dedup();
                 t
             };
@@ -533,8 +536,8 @@ impl Producer {
             };
             log::warn!(
                 "{records} records for {}-{} not acknowledged within delivery.timeout.ms ({what})",
-                tp.0,
-                tp.1
+                tp.topic,
+                tp.partition
             );
             self.failures.push((
                 tp.clone(),
@@ -542,7 +545,7 @@ impl Producer {
                     operation: format!(
                         "delivering {records} records to {}-{} ({what}; check the brokers \
                          and the topic, or raise delivery.timeout.ms)",
-                        tp.0, tp.1
+                        tp.topic, tp.partition
                     ),
                     limit: timeout,
                 },
@@ -565,17 +568,17 @@ impl Producer {
             .clamp(1, i32::MAX as u128) as i32;
         let mut topic_data: BTreeMap<&str, TopicProduceData> = BTreeMap::new();
         for (tp, b) in &batches {
-            let id = self.topics.get(&tp.0).map_or(Uuid::ZERO, |t| t.id);
+            let id = self.topics.get(&tp.topic).map_or(Uuid::ZERO, |t| t.id);
             topic_data
-                .entry(tp.0.as_str())
+                .entry(tp.topic.as_str())
                 .or_insert_with(|| TopicProduceData {
-                    name: tp.0.clone(),
+                    name: tp.topic.clone(),
                     topic_id: id,
                     partition_data: Vec::new(),
                 })
                 .partition_data
                 .push(PartitionProduceData {
-                    index: tp.1,
+                    index: tp.partition,
                     records: Some(b.bytes.clone()),
                 });
         }
@@ -620,7 +623,7 @@ impl Producer {
                 t.name.clone()
             };
             for p in &t.partition_responses {
-                let tp = (name.clone(), p.index);
+                let tp = TopicPartition::new(name.clone(), p.index);
                 if !batches.iter().any(|(b, _)| *b == tp) {
                     continue;
                 }
@@ -629,7 +632,12 @@ impl Producer {
                 match &outcome {
                     BatchOutcome::Written(_) => progress = true,
                     BatchOutcome::Retry { refresh: r } => {
-                        log::debug!("Produce {}-{}: {}; retrying", tp.0, tp.1, p.error());
+                        log::debug!(
+                            "Produce {}-{}: {}; retrying",
+                            tp.topic,
+                            tp.partition,
+                            p.error()
+                        );
                         metrics.record_retry();
                         self.acc.note_retry(&tp, p.error().name());
                         refresh |= *r;
@@ -638,8 +646,8 @@ impl Producer {
                         log::info!(
                             "Produce {}-{}: {}; retrying under a bumped producer epoch from \
                              sequence 0 (as Java's idempotent producer does)",
-                            tp.0,
-                            tp.1,
+                            tp.topic,
+                            tp.partition,
                             p.error()
                         );
                         metrics.record_retry();
@@ -658,8 +666,8 @@ impl Producer {
                                         .iter()
                                         .find(|(b, _)| *b == tp)
                                         .map_or(0, |(_, b)| b.records),
-                                    tp.0,
-                                    tp.1,
+                                    tp.topic,
+                                    tp.partition,
                                     p.error_message
                                         .as_deref()
                                         .map(|m| format!(": {m}"))

@@ -19,7 +19,7 @@ fn acc(batch_size: usize, linger_ms: u64) -> Accumulator {
 }
 
 fn tp(p: i32) -> TopicPartition {
-    ("t".to_string(), p)
+    TopicPartition::new("t", p)
 }
 
 const ID: ProducerIdentity = ProducerIdentity {

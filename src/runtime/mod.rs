@@ -21,6 +21,7 @@ pub(crate) mod driver;
 pub mod handle;
 pub mod metrics;
 pub mod offsets;
+mod properties;
 pub mod session;
 pub mod shared;
 

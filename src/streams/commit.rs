@@ -18,6 +18,8 @@ use crate::protocol::api::offset_fetch::{
 };
 use crate::protocol::BrokerErrorKind;
 
+pub use crate::common::TopicPartition;
+
 use super::task::{StreamsTaskAssignment, StreamsTaskId, StreamsTaskRole};
 use super::topology::StreamsTopology;
 
@@ -26,31 +28,6 @@ pub const MIN_STREAMS_OFFSET_COMMIT_VERSION: i16 = 9;
 /// The highest OffsetCommit / OffsetFetch version used: v10 names topics by id, which this
 /// library does not track, so v9 is the newest that fits (every 4.2+ broker offers it).
 pub const MAX_OFFSET_API_VERSION: i16 = 9;
-
-/// One partition of a topic.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TopicPartition {
-    /// Topic name.
-    pub topic: String,
-    /// Partition index.
-    pub partition: i32,
-}
-
-impl TopicPartition {
-    /// `topic`-`partition`.
-    pub fn new(topic: impl Into<String>, partition: i32) -> Self {
-        Self {
-            topic: topic.into(),
-            partition,
-        }
-    }
-}
-
-impl std::fmt::Display for TopicPartition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}-{}", self.topic, self.partition)
-    }
-}
 
 /// An offset to commit: the offset of the **next** record to process, as in Kafka.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,7 +76,7 @@ impl CommitOffset {
         let mut raw = [0u8; 9];
         raw[0] = 2;
         raw[1..].copy_from_slice(&partition_time_ms.to_be_bytes());
-        self.metadata(crate::transport::sasl::base64::encode(&raw))
+        self.metadata(crate::common::base64::encode(&raw))
     }
 }
 

@@ -75,7 +75,7 @@ conf!(hb::Status {
     status_code: "statusCode" [0, ANY, NEVER] = 0,
     status_detail: "statusDetail" [0, ANY, NEVER] = String::new(),
 });
-conf!(hb::TopicPartition {
+conf!(hb::TopicPartitions {
     topic: "topic" [0, ANY, NEVER] = String::new(),
     partitions: "partitions" [0, ANY, NEVER] = Vec::new(),
 });

@@ -34,7 +34,7 @@ use kafka_streams_group::protocol::api::streams_group_describe::{
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     CopartitionGroup, Endpoint, EndpointToPartitions, KeyValue, Status,
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, Subtopology, TaskOffset,
-    TopicInfo, TopicPartition, Topology,
+    TopicInfo, TopicPartitions, Topology,
 };
 use kafka_streams_group::protocol::Uuid;
 
@@ -65,7 +65,7 @@ pub(crate) fn heartbeat_response_full(version: i16) -> StreamsGroupHeartbeatResp
                 host: "app-1".into(),
                 port: 8080,
             },
-            active_partitions: vec![TopicPartition {
+            active_partitions: vec![TopicPartitions {
                 topic: "in".into(),
                 partitions: vec![0, 2],
             }],

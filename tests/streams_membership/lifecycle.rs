@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
-    Endpoint, EndpointToPartitions, Status, TopicPartition,
+    Endpoint, EndpointToPartitions, Status, TopicPartitions,
 };
 use kafka_streams_group::streams::{
     MemberState, MembershipCommand, MembershipConfig, MembershipError, MembershipEvent,
@@ -336,7 +336,7 @@ fn endpoint_map_and_broker_values_are_exposed() {
                 host: "h".into(),
                 port: 1,
             },
-            active_partitions: vec![TopicPartition {
+            active_partitions: vec![TopicPartitions {
                 topic: "input".into(),
                 partitions: vec![0],
             }],
@@ -347,7 +347,7 @@ fn endpoint_map_and_broker_values_are_exposed() {
                 host: "h".into(),
                 port: 1,
             },
-            active_partitions: vec![TopicPartition {
+            active_partitions: vec![TopicPartitions {
                 topic: "input".into(),
                 partitions: vec![1],
             }],

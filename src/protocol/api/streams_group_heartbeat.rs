@@ -272,19 +272,26 @@ pub struct EndpointToPartitions {
     /// The member's user endpoint.
     pub user_endpoint: Endpoint,
     /// Source partitions of the member's active tasks.
-    pub active_partitions: Vec<TopicPartition>,
+    pub active_partitions: Vec<TopicPartitions>,
     /// Source partitions of the member's standby and warm-up tasks.
-    pub standby_partitions: Vec<TopicPartition>,
+    pub standby_partitions: Vec<TopicPartitions>,
 }
 
-/// A topic and some of its partitions.
+/// A topic and some of its partitions (the schema's `TopicPartition`; named in the plural
+/// here so that [`crate::common::TopicPartition`] is the crate's only `TopicPartition`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TopicPartition {
+pub struct TopicPartitions {
     /// Topic name.
     pub topic: String,
     /// Partitions.
     pub partitions: Vec<i32>,
 }
+
+/// The old name of [`TopicPartitions`].
+#[deprecated(
+    note = "renamed `TopicPartitions`; the crate's `TopicPartition` is `common::TopicPartition`"
+)]
+pub type TopicPartition = TopicPartitions;
 
 /// A status of the group membership (response `Status`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -906,7 +913,7 @@ impl DecodeInto for Status {
     }
 }
 
-impl Encodable for TopicPartition {
+impl Encodable for TopicPartitions {
     fn encode(&self, enc: &mut Encoder<'_>, _version: i16) -> Result<(), EncodeError> {
         enc.compact_string("Topic", &self.topic)?;
         put_i32s(enc, "Partitions", &self.partitions)?;
@@ -915,7 +922,7 @@ impl Encodable for TopicPartition {
     }
 }
 
-impl Decodable for TopicPartition {
+impl Decodable for TopicPartitions {
     fn decode(dec: &mut Decoder<'_>, _version: i16) -> Result<Self, DecodeError> {
         let topic = dec.compact_string("Topic")?;
         let partitions = get_i32s(dec, "Partitions")?;
@@ -924,7 +931,7 @@ impl Decodable for TopicPartition {
     }
 }
 
-impl DecodeInto for TopicPartition {
+impl DecodeInto for TopicPartitions {
     fn decode_into(&mut self, dec: &mut Decoder<'_>, _version: i16) -> Result<(), DecodeError> {
         dec.compact_string_into("Topic", &mut self.topic)?;
         get_i32s_into(dec, "Partitions", &mut self.partitions)?;

@@ -9,68 +9,16 @@
 //! answers with empty bytes; one that rejects it sends an RFC 7628 §3.2.2 JSON error document,
 //! which [`OAuthBearer::step`] turns into [`SaslError::OAuthBearerServerError`].
 
-use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
 
 use super::{SaslError, SaslStep};
+pub use crate::common::sasl::{OAuthToken, OAuthTokenCallback};
 
 /// The mechanism name.
-pub const MECHANISM: &str = "OAUTHBEARER";
+pub const MECHANISM: &str = crate::common::sasl::OAUTHBEARER;
 
 /// RFC 7628 key/value separator.
 const KVSEP: u8 = 0x01;
-
-/// An application callback producing a bearer token (called once per authentication).
-/// An `Err` message is reported as [`SaslError::TokenCallback`]; it must not contain secrets.
-pub type OAuthTokenCallback = Arc<dyn Fn() -> Result<OAuthToken, String> + Send + Sync>;
-
-/// A bearer token plus optional SASL extensions (RFC 7628 §3.1, e.g. Kafka's
-/// `logicalCluster`). `Debug` shows neither the token nor extension values.
-#[derive(Clone, PartialEq, Eq)]
-pub struct OAuthToken {
-    value: String,
-    extensions: BTreeMap<String, String>,
-}
-
-impl fmt::Debug for OAuthToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthToken")
-            .field("value", &"<redacted>")
-            .field(
-                "extension_keys",
-                &self.extensions.keys().collect::<Vec<_>>(),
-            )
-            .finish()
-    }
-}
-
-impl OAuthToken {
-    /// A token (the compact JWT or other RFC 6750 `b64token`).
-    pub fn new(value: impl Into<String>) -> Self {
-        OAuthToken {
-            value: value.into(),
-            extensions: BTreeMap::new(),
-        }
-    }
-
-    /// Adds a SASL extension. Keys are letters only; `auth` is reserved. Checked when the
-    /// mechanism is built.
-    pub fn with_extension(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.extensions.insert(key.into(), value.into());
-        self
-    }
-
-    /// The token itself. Treat as a secret.
-    pub fn value(&self) -> &str {
-        &self.value
-    }
-
-    /// The extensions, sorted by key.
-    pub fn extensions(&self) -> &BTreeMap<String, String> {
-        &self.extensions
-    }
-}
 
 /// RFC 6750 `b64token`: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
 fn is_b64token(token: &str) -> bool {
@@ -414,6 +362,7 @@ mod json {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn initial_response_layout() {

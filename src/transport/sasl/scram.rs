@@ -37,24 +37,10 @@ pub const MAX_ITERATIONS: u32 = 100_000;
 /// The GS2 header for "no channel binding, no authorization identity"; `biws` is its base64.
 const GS2_HEADER: &str = "n,,";
 
-/// The hash function a SCRAM mechanism is built on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScramAlgorithm {
-    /// `SCRAM-SHA-256`.
-    Sha256,
-    /// `SCRAM-SHA-512`.
-    Sha512,
-}
+pub use crate::common::sasl::ScramAlgorithm;
 
+/// The ring primitives behind each algorithm.
 impl ScramAlgorithm {
-    /// The IANA mechanism name.
-    pub fn mechanism_name(self) -> &'static str {
-        match self {
-            ScramAlgorithm::Sha256 => "SCRAM-SHA-256",
-            ScramAlgorithm::Sha512 => "SCRAM-SHA-512",
-        }
-    }
-
     fn hmac(self) -> hmac::Algorithm {
         match self {
             ScramAlgorithm::Sha256 => hmac::HMAC_SHA256,

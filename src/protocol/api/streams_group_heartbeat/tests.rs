@@ -178,7 +178,7 @@ fn response() -> StreamsGroupHeartbeatResponse {
                 host: "h".into(),
                 port: 65535,
             },
-            active_partitions: vec![TopicPartition {
+            active_partitions: vec![TopicPartitions {
                 topic: "t".into(),
                 partitions: vec![0],
             }],
@@ -469,9 +469,9 @@ prop_compose! {
     }
 }
 
-fn topic_partition() -> impl Strategy<Value = TopicPartition> {
+fn topic_partition() -> impl Strategy<Value = TopicPartitions> {
     (s(), vec(any::<i32>(), 0..3))
-        .prop_map(|(topic, partitions)| TopicPartition { topic, partitions })
+        .prop_map(|(topic, partitions)| TopicPartitions { topic, partitions })
 }
 
 prop_compose! {

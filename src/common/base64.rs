@@ -1,4 +1,5 @@
-//! Standard base64 (RFC 4648 §4, with `=` padding), just enough for SCRAM.
+//! Standard base64 (RFC 4648 §4, with `=` padding): SCRAM's salts and proofs, and the
+//! `TopicPartitionMetadata` Kafka Streams stores with a committed offset.
 //!
 //! Hand-written rather than a dependency: SCRAM needs a strict decoder (non-canonical input is a
 //! malformed server message, not something to be lenient about) and ~80 lines do not justify a
