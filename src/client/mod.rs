@@ -8,7 +8,7 @@
 
 pub mod auth;
 pub mod connection;
-mod coordinator;
+pub mod coordinator;
 pub mod error;
 pub mod observer;
 
@@ -200,6 +200,7 @@ impl std::fmt::Debug for Client {
             )
             .field("nodes", &self.nodes.keys().collect::<Vec<_>>())
             .field("brokers", &self.brokers)
+            .field("coordinators", &self.coordinators)
             .finish()
     }
 }
