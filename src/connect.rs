@@ -108,8 +108,8 @@ impl Client {
     }
 
     /// [`Client::find_coordinator`] with a timeout and the crate's [`Error`]: the coordinator
-    /// of consumer/streams group `group`, retrying "not available / loading" answers until
-    /// `timeout`.
+    /// of consumer/streams group `group`, looked up afresh (and remembered for
+    /// [`Client::coordinator`]), retrying "not available / loading" answers until `timeout`.
     pub fn lookup_coordinator(
         &mut self,
         group: &str,

@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::client::{BrokerTarget, Client, ClientError};
+use crate::client::{coordinator_moved, BrokerTarget, Client, ClientError, CoordinatorKey};
 use crate::config::ClientConfig;
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
@@ -314,14 +314,10 @@ fn group_error(g: &DescribedGroup, broker: Option<String>) -> Error {
     }
 }
 
-/// Errors after which asking the (possibly new) coordinator again can succeed.
-fn coordinator_moved(kind: BrokerErrorKind) -> bool {
-    matches!(
-        kind,
-        BrokerErrorKind::NotCoordinator
-            | BrokerErrorKind::CoordinatorNotAvailable
-            | BrokerErrorKind::CoordinatorLoadInProgress
-    )
+/// Errors after which asking the coordinator again can succeed: a new one, after it moved
+/// ([`coordinator_moved`]), or the same one once it has loaded the group.
+fn ask_again(kind: BrokerErrorKind) -> bool {
+    coordinator_moved(kind) || kind == BrokerErrorKind::CoordinatorLoadInProgress
 }
 
 /// Describes one Streams group. See [`describe_streams_groups`].
@@ -412,7 +408,7 @@ fn describe_round(
     let mut by_node: BTreeMap<i32, (String, Vec<String>)> = BTreeMap::new();
     let mut retry: Option<Error> = None;
     for g in pending {
-        match client.find_coordinator(g, deadline) {
+        match client.coordinator(&CoordinatorKey::group(*g), deadline) {
             Ok(addr) => by_node
                 .entry(addr.node_id)
                 .or_insert_with(|| (addr.addr(), Vec::new()))
@@ -448,6 +444,10 @@ fn describe_round(
                 if !e.is_retriable() {
                     return Err(e);
                 }
+                // Not reachable: look these groups' coordinators up again next round.
+                for g in &groups {
+                    client.forget_coordinator(&CoordinatorKey::group(g.as_str()));
+                }
                 retry.get_or_insert(e);
                 continue;
             }
@@ -462,7 +462,8 @@ fn describe_round(
                 continue;
             }
             let kind = BrokerErrorKind::from_code(g.error_code);
-            if coordinator_moved(kind) {
+            if ask_again(kind) {
+                client.coordinator_failed(&CoordinatorKey::group(g.group_id.as_str()), kind);
                 log::debug!("StreamsGroupDescribe({}): {kind}, retrying", g.group_id);
                 retry.get_or_insert(group_error(&g, Some(addr.clone())));
                 continue;
@@ -631,8 +632,9 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("group app"), "{text}");
         assert!(text.contains("not a streams group"), "{text}");
-        assert!(coordinator_moved(BrokerErrorKind::NotCoordinator));
-        assert!(!coordinator_moved(BrokerErrorKind::GroupIdNotFound));
+        assert!(ask_again(BrokerErrorKind::NotCoordinator));
+        assert!(ask_again(BrokerErrorKind::CoordinatorLoadInProgress));
+        assert!(!ask_again(BrokerErrorKind::GroupIdNotFound));
     }
 
     #[test]

@@ -352,7 +352,11 @@ fn imports_point_down_the_layers() {
     );
     let mut files = Vec::new();
     rust_files(&root, &mut files);
-    let mut problems = Vec::new();
+    let mut problems: Vec<String> = layers
+        .keys()
+        .filter(|m| !root.join(format!("{m}.rs")).is_file() && !root.join(m).is_dir())
+        .map(|m| format!("src/lib.rs: the layer table names `{m}`, which is no module; remove it"))
+        .collect();
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let rel = file.strip_prefix(&root).expect("under src/");

@@ -8,6 +8,7 @@
 
 pub mod auth;
 pub mod connection;
+pub mod coordinator;
 pub mod error;
 pub mod observer;
 
@@ -21,13 +22,13 @@ use rustls::pki_types::ServerName;
 use crate::protocol::api::create_topics::{
     CreatableTopic, CreateTopicsRequest, CreateTopicsResponse,
 };
-use crate::protocol::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use crate::protocol::api::metadata::{MetadataRequest, MetadataRequestTopic, MetadataResponse};
 use crate::protocol::{BrokerErrorKind, Request};
 use crate::transport::{ConnectOptions, TransportError, DEFAULT_MAX_FRAME_SIZE};
 
 pub use auth::{AuthStep, SaslAuthenticator, SaslFactory};
 pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
+pub use coordinator::{coordinator_moved, CoordinatorKey, CoordinatorType};
 pub use error::ClientError;
 pub use observer::ConnectionObserver;
 
@@ -73,9 +74,6 @@ impl BootstrapFailure {
         }
     }
 }
-
-/// `FindCoordinator` key type for consumer/streams groups.
-const KEY_TYPE_GROUP: i8 = 0;
 
 /// How a [`Client`] reaches the cluster.
 #[derive(Clone)]
@@ -188,6 +186,8 @@ pub struct Client {
     /// Connections dropped as broken (`None` = the bootstrap one), so that opening their
     /// replacement is reported as a reconnect.
     dropped: std::collections::HashSet<Option<i32>>,
+    /// Coordinators found, per key type and key, until an answer says they moved.
+    coordinators: HashMap<CoordinatorKey, BrokerAddress>,
 }
 
 impl std::fmt::Debug for Client {
@@ -200,6 +200,7 @@ impl std::fmt::Debug for Client {
             )
             .field("nodes", &self.nodes.keys().collect::<Vec<_>>())
             .field("brokers", &self.brokers)
+            .field("coordinators", &self.coordinators)
             .finish()
     }
 }
@@ -227,6 +228,7 @@ impl Client {
             brokers: HashMap::new(),
             versions: HashMap::new(),
             dropped: std::collections::HashSet::new(),
+            coordinators: HashMap::new(),
         }
     }
 
@@ -356,87 +358,6 @@ impl Client {
             });
         }
         Ok(resp)
-    }
-
-    /// Finds the coordinator of consumer/streams group `group`. Uses the batched form
-    /// (FindCoordinator v4+) when the broker supports it. Retries "not available / loading"
-    /// answers until `deadline` (the first lookup creates `__consumer_offsets`).
-    pub fn find_coordinator(
-        &mut self,
-        group: &str,
-        deadline: Instant,
-    ) -> Result<BrokerAddress, ClientError> {
-        let deadline = cap(&self.opts, deadline);
-        loop {
-            let r = self.find_coordinator_once(group, deadline);
-            match r {
-                Err(ClientError::Broker { kind, .. })
-                    if retriable_lookup(kind) && Instant::now() + RETRY_BACKOFF < deadline =>
-                {
-                    log::debug!("FindCoordinator({group}): {kind}, retrying");
-                    if let Some(o) = &self.opts.observer {
-                        o.retried();
-                    }
-                    std::thread::sleep(RETRY_BACKOFF);
-                }
-                other => return other,
-            }
-        }
-    }
-
-    fn find_coordinator_once(
-        &mut self,
-        group: &str,
-        deadline: Instant,
-    ) -> Result<BrokerAddress, ClientError> {
-        let version = self
-            .connection(BrokerTarget::Any, deadline)?
-            .pick_version::<FindCoordinatorRequest>()?;
-        let req = if version >= 4 {
-            FindCoordinatorRequest {
-                key_type: KEY_TYPE_GROUP,
-                coordinator_keys: vec![group.to_string()],
-                ..Default::default()
-            }
-        } else {
-            FindCoordinatorRequest {
-                key: group.to_string(),
-                key_type: KEY_TYPE_GROUP,
-                ..Default::default()
-            }
-        };
-        let resp: FindCoordinatorResponse =
-            self.send_at(BrokerTarget::Any, &req, version, deadline)?;
-        let (code, message, node_id, host, port) = if version >= 4 {
-            let c = resp
-                .coordinators
-                .into_iter()
-                .find(|c| c.key == group)
-                .ok_or_else(|| ClientError::Protocol {
-                    broker: self.any_addr(),
-                    reason: format!("FindCoordinator v{version} response lacks key {group:?}"),
-                })?;
-            (c.error_code, c.error_message, c.node_id, c.host, c.port)
-        } else {
-            (
-                resp.error_code,
-                resp.error_message,
-                resp.node_id,
-                resp.host,
-                resp.port,
-            )
-        };
-        let kind = BrokerErrorKind::from(code);
-        if kind != BrokerErrorKind::None {
-            return Err(self.broker_error("FindCoordinator", kind, message));
-        }
-        let addr = BrokerAddress {
-            node_id,
-            host,
-            port,
-        };
-        self.learn(addr.clone());
-        Ok(addr)
     }
 
     /// Creates topics (on any broker; KRaft brokers forward to the controller) and returns
@@ -737,15 +658,6 @@ impl Client {
     }
 }
 
-fn retriable_lookup(kind: BrokerErrorKind) -> bool {
-    matches!(
-        kind,
-        BrokerErrorKind::CoordinatorNotAvailable
-            | BrokerErrorKind::CoordinatorLoadInProgress
-            | BrokerErrorKind::NotCoordinator
-    )
-}
-
 /// The TLS server name for `host:port`: the host, without IPv6 brackets.
 fn server_name(addr: &str) -> Result<ServerName<'static>, ClientError> {
     let bad = |reason: String| {
@@ -784,13 +696,5 @@ mod tests {
         };
         assert_eq!(b("localhost").addr(), "localhost:9092");
         assert_eq!(b("::1").addr(), "[::1]:9092");
-    }
-
-    #[test]
-    fn coordinator_lookup_retries_only_transient_errors() {
-        assert!(retriable_lookup(BrokerErrorKind::CoordinatorNotAvailable));
-        assert!(retriable_lookup(BrokerErrorKind::CoordinatorLoadInProgress));
-        assert!(!retriable_lookup(BrokerErrorKind::GroupAuthorizationFailed));
-        assert!(!retriable_lookup(BrokerErrorKind::InvalidRequest));
     }
 }

@@ -10,16 +10,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use crate::client::{BrokerTarget, Client, ClientError};
+use crate::client::{BrokerTarget, Client, ClientError, CoordinatorKey};
 use crate::config::ClientConfig;
 use crate::error::Error;
 use crate::protocol::api::offset_commit::OffsetCommitRequest;
 use crate::protocol::api::offset_fetch::OffsetFetchRequest;
-use crate::protocol::{ApiMessage, Request};
+use crate::protocol::{ApiMessage, BrokerErrorKind, Request};
 use crate::streams::commit::{
-    classify_commit, classify_fetch, commit_request, coordinator_moved, fetch_request,
-    partitions_not_in, CommitAnswer, CommitOffset, FetchAnswer, OffsetCommitOutcome,
-    OffsetFetchOutcome, TopicPartition, MAX_OFFSET_API_VERSION, MIN_STREAMS_OFFSET_COMMIT_VERSION,
+    classify_commit, classify_fetch, commit_request, fetch_request, partitions_not_in,
+    CommitAnswer, CommitOffset, FetchAnswer, OffsetCommitOutcome, OffsetFetchOutcome,
+    TopicPartition, MAX_OFFSET_API_VERSION, MIN_STREAMS_OFFSET_COMMIT_VERSION,
 };
 use crate::streams::{StreamsTaskAssignment, StreamsTopology};
 
@@ -46,15 +46,17 @@ pub(crate) struct OffsetClient {
     instance_id: Option<String>,
     topology: StreamsTopology,
     client: Option<Client>,
+    /// The group's key in the client's coordinator cache.
+    coordinator_key: CoordinatorKey,
     /// Coordinator node and the OffsetCommit / OffsetFetch versions it speaks.
-    coordinator: Option<(i32, i16, i16)>,
+    versions: Option<(i32, i16, i16)>,
 }
 
 impl std::fmt::Debug for OffsetClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OffsetClient")
             .field("group_id", &self.group_id)
-            .field("coordinator", &self.coordinator)
+            .field("versions", &self.versions)
             .finish()
     }
 }
@@ -73,7 +75,8 @@ impl OffsetClient {
             instance_id: config.get_instance_id().map(str::to_string),
             topology: config.topology().clone(),
             client: None,
-            coordinator: None,
+            coordinator_key: CoordinatorKey::group(config.group_id()),
+            versions: None,
         }
     }
 
@@ -92,17 +95,17 @@ impl OffsetClient {
     }
 
     fn ensure_coordinator(&mut self, deadline: Instant) -> Result<(i32, i16, i16), Error> {
-        if let Some(c) = self.coordinator {
-            return Ok(c);
-        }
         if self.client.is_none() {
             let timeout = deadline.saturating_duration_since(Instant::now());
             self.client = Some(Client::from_config(&self.client_config, timeout)?);
         }
         let client = self.client.as_mut().ok_or(Error::Closed)?;
         let addr = client
-            .find_coordinator(&self.group_id, deadline)
+            .coordinator(&self.coordinator_key, deadline)
             .map_err(client_error)?;
+        if let Some(c) = self.versions.filter(|c| c.0 == addr.node_id) {
+            return Ok(c);
+        }
         let conn = client
             .connection(BrokerTarget::Node(addr.node_id), deadline)
             .map_err(client_error)?;
@@ -132,7 +135,7 @@ impl OffsetClient {
             addr.addr()
         );
         let c = (addr.node_id, commit, fetch);
-        self.coordinator = Some(c);
+        self.versions = Some(c);
         Ok(c)
     }
 
@@ -175,10 +178,24 @@ impl OffsetClient {
         }
     }
 
+    /// After a failed round trip: the coordinator is looked up again (and the client
+    /// reconnected after a broken connection).
     fn forget(&mut self, e: &Error) {
-        self.coordinator = None;
+        self.versions = None;
+        if let Some(client) = self.client.as_mut() {
+            client.forget_coordinator(&self.coordinator_key);
+        }
         if matches!(e, Error::Disconnected { .. } | Error::Io { .. }) {
             self.client = None;
+        }
+    }
+
+    /// After an answer with error `kind`: a coordinator that moved is looked up again.
+    fn coordinator_failed(&mut self, kind: BrokerErrorKind) {
+        if let Some(client) = self.client.as_mut() {
+            if client.coordinator_failed(&self.coordinator_key, kind) {
+                self.versions = None;
+            }
         }
     }
 
@@ -260,9 +277,7 @@ impl OffsetClient {
                         });
                     }
                     CommitAnswer::Retriable(kind) => {
-                        if coordinator_moved(kind) {
-                            self.coordinator = None;
-                        }
+                        self.coordinator_failed(kind);
                         last = kind.to_string();
                         self.backoff(failures, deadline);
                         failures += 1;
@@ -325,9 +340,7 @@ impl OffsetClient {
                             return Ok(OffsetFetchOutcome::MemberFenced { error })
                         }
                         FetchAnswer::Retriable(kind) => {
-                            if coordinator_moved(kind) {
-                                self.coordinator = None;
-                            }
+                            self.coordinator_failed(kind);
                             last = kind.to_string();
                             self.backoff(failures, deadline);
                             failures += 1;

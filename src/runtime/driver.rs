@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 
-use crate::client::{BrokerTarget, Client, ClientError};
+use crate::client::{coordinator_moved, BrokerTarget, Client, ClientError, CoordinatorKey};
 use crate::config::{ClientConfig, ClientMetrics};
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
@@ -41,6 +41,8 @@ pub(crate) struct Driver {
     pub(crate) membership: StreamsMembership,
     /// Node id of the coordinator the state machine was told about.
     coordinator: Option<i32>,
+    /// The group's key in the client's coordinator cache.
+    coordinator_key: CoordinatorKey,
     /// When the next coordinator lookup may run (after a failed one).
     lookup_at: Option<Instant>,
     lookup_failures: u32,
@@ -96,6 +98,7 @@ impl Driver {
         let metrics = client_config.get_metrics().clone();
         Self {
             request_timeout: client_config.get_request_timeout(),
+            coordinator_key: CoordinatorKey::group(group_id.as_str()),
             group_id,
             client_config,
             client: None,
@@ -273,10 +276,19 @@ impl Driver {
     /// Keeps a leave whose delivery failed retriably for another attempt, after `delay`.
     fn retry_leave(&mut self, request: &StreamsGroupHeartbeatRequest, delay: Duration) {
         self.leave_failures = self.leave_failures.saturating_add(1);
-        self.coordinator = None;
+        self.lose_coordinator();
         self.lookup_at = self.next_lookup_at();
         self.leave_retry = Some(request.clone());
         self.leave_retry_at = Some(Instant::now() + delay);
+    }
+
+    /// Forgets the coordinator, here and in the client's cache, so that the next lookup asks
+    /// FindCoordinator again.
+    fn lose_coordinator(&mut self) {
+        self.coordinator = None;
+        if let Some(client) = self.client.as_mut() {
+            client.forget_coordinator(&self.coordinator_key);
+        }
     }
 
     fn find_coordinator(&mut self, now: Instant) {
@@ -298,7 +310,7 @@ impl Driver {
             }
             let client = self.client.as_mut().ok_or(Error::Closed)?;
             let addr = client
-                .find_coordinator(&self.group_id, deadline)
+                .coordinator(&self.coordinator_key, deadline)
                 .map_err(client_error)?;
             let conn = client
                 .connection(BrokerTarget::Node(addr.node_id), deadline)
@@ -342,6 +354,8 @@ impl Driver {
                 }
             }
             Err(e) if e.is_retriable() => {
+                // Found but not reachable: look it up again next time.
+                self.lose_coordinator();
                 let delay = self.backoff.delay(self.lookup_failures, self.rng.random());
                 self.lookup_failures = self.lookup_failures.saturating_add(1);
                 self.member_metrics.record_retry();
@@ -408,10 +422,7 @@ impl Driver {
                 self.member_metrics.record_heartbeat(latency, now);
                 let code = response.error_code;
                 let message = response.error_message.clone();
-                let moved = matches!(
-                    BrokerErrorKind::from_code(code),
-                    BrokerErrorKind::NotCoordinator | BrokerErrorKind::CoordinatorNotAvailable
-                );
+                let moved = coordinator_moved(BrokerErrorKind::from_code(code));
                 if is_leave && moved {
                     // Like a heartbeat after a coordinator move: look it up again, no backoff.
                     log::info!(
@@ -442,10 +453,7 @@ impl Driver {
                     self.metrics
                         .record_error(StreamsGroupHeartbeatRequest::API_KEY);
                     let kind = BrokerErrorKind::from_code(code);
-                    if !matches!(
-                        kind,
-                        BrokerErrorKind::NotCoordinator | BrokerErrorKind::CoordinatorNotAvailable
-                    ) {
+                    if !coordinator_moved(kind) {
                         self.member_metrics.record_retry();
                     }
                     log::warn!(
@@ -490,7 +498,7 @@ impl Driver {
                 // Any transport failure: forget the coordinator connection; the state
                 // machine asks for a new lookup (CoordinatorLost) and a full heartbeat.
                 if !matches!(e, ClientError::Broker { .. }) {
-                    self.coordinator = None;
+                    self.lose_coordinator();
                 }
                 let err = client_error(e);
                 self.membership.handle_error(now, failure);
@@ -572,7 +580,7 @@ impl Driver {
                         "group {}: coordinator lost; looking it up again",
                         self.group_id
                     );
-                    self.coordinator = None;
+                    self.lose_coordinator();
                     self.lookup_at = self.next_lookup_at();
                 }
                 MembershipEvent::HeartbeatIntervalAdjusted { received_ms, used } => {

@@ -351,3 +351,83 @@ fn find_coordinator_uses_the_single_key_form_on_old_brokers_and_connects_elsewhe
     assert_eq!(other.accepted.load(Ordering::SeqCst), 1);
     assert!(client.api_versions(3).is_some());
 }
+
+/// A broker whose FindCoordinator (v3, single key) names node `1 + answers so far` at its own
+/// address, so every fresh lookup is visible in the node id.
+fn counting_coordinator_broker() -> Mock {
+    let port = Arc::new(Mutex::new(0));
+    let p2 = port.clone();
+    let lookups = Arc::new(Mutex::new(0));
+    let m = mock(4, move |h, _| match h.api_key {
+        18 => {
+            let mut b = Vec::new();
+            let body = api_versions_body(0, &[(18, 0, 4), (10, 0, 3), (3, 0, 12)]);
+            encode_response_frame::<ApiVersionsRequest>(
+                &mut b,
+                h.correlation_id,
+                &body,
+                h.api_version,
+            )
+            .expect("encode");
+            Act::Send(b)
+        }
+        10 => {
+            let mut n = lookups.lock().unwrap();
+            *n += 1;
+            let resp = FindCoordinatorResponse {
+                node_id: *n,
+                host: "127.0.0.1".to_string(),
+                port: *p2.lock().unwrap(),
+                ..Default::default()
+            };
+            Act::Send(frame_for::<FindCoordinatorRequest>(h, &resp))
+        }
+        _ => Act::Silence(Duration::from_millis(10)),
+    });
+    *port.lock().unwrap() = m.addr.rsplit(':').next().unwrap().parse().unwrap();
+    m
+}
+
+#[test]
+fn coordinators_are_cached_per_key_type_and_key_until_they_move() {
+    use kafka_streams_group::client::CoordinatorKey;
+    let m = counting_coordinator_broker();
+    let mut client =
+        Client::connect(ClientOptions::new([m.addr.clone()]), soon()).expect("connect");
+    let group = CoordinatorKey::group("g1");
+    let txn = CoordinatorKey::transaction("g1");
+    let node = |client: &mut Client, key: &CoordinatorKey| {
+        client
+            .coordinator(key, soon())
+            .expect("coordinator")
+            .node_id
+    };
+    assert_eq!(node(&mut client, &group), 1);
+    assert_eq!(node(&mut client, &group), 1, "cached: no second lookup");
+    assert_eq!(
+        node(&mut client, &txn),
+        2,
+        "another key type is another key"
+    );
+    let lookups = |m: &Mock| m.seen.lock().unwrap().iter().filter(|s| s.0 == 10).count();
+    assert_eq!(lookups(&m), 2);
+    let fc = m.payloads.lock().unwrap().last().cloned().expect("payload");
+    let (_, req) = decode_request_frame::<FindCoordinatorRequest>(&fc).expect("fc");
+    assert_eq!((req.key_type, req.key.as_str()), (1, "g1"));
+
+    // Loading: the same coordinator is asked again; moved: looked up again.
+    assert!(!client.coordinator_failed(&group, BrokerErrorKind::CoordinatorLoadInProgress));
+    assert_eq!(node(&mut client, &group), 1);
+    assert!(client.coordinator_failed(&group, BrokerErrorKind::NotCoordinator));
+    assert_eq!(node(&mut client, &group), 3);
+    assert!(client.coordinator_failed(&group, BrokerErrorKind::CoordinatorNotAvailable));
+    assert_eq!(node(&mut client, &group), 4);
+    assert_eq!(
+        node(&mut client, &txn),
+        2,
+        "the transaction coordinator stays"
+    );
+    client.forget_coordinator(&txn);
+    assert_eq!(node(&mut client, &txn), 5);
+    assert_eq!(lookups(&m), 5);
+}

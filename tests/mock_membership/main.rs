@@ -7,7 +7,7 @@
 //! 2-core machine; every figure is printed (`--nocapture`) so a run can be read as a report.
 //!
 //! The fixtures (member configuration and start-up, timing helpers) are here; the scenarios are
-//! grouped by what they exercise: [`errors`], [`assignment`], [`leave`], [`timing`],
+//! grouped by what they exercise: [`errors`], [`assignment`], [`commit`], [`leave`], [`timing`],
 //! [`transport_faults`], [`unreachable`] (close/drop) and [`versions`].
 
 #[path = "../support/mock_coordinator.rs"]
@@ -20,6 +20,7 @@ mod fault_proxy;
 mod common;
 
 mod assignment;
+mod commit;
 mod errors;
 mod leave;
 mod timing;

@@ -35,6 +35,11 @@ use kafka_streams_group::protocol::api::metadata::{
     MetadataRequest, MetadataResponse, MetadataResponseBroker, MetadataResponsePartition,
     MetadataResponseTopic,
 };
+use kafka_streams_group::protocol::api::offset_commit::{
+    OffsetCommitRequest, OffsetCommitResponse, OffsetCommitResponsePartition,
+    OffsetCommitResponseTopic,
+};
+use kafka_streams_group::protocol::api::offset_fetch::OffsetFetchRequest;
 use kafka_streams_group::protocol::api::produce::ProduceRequest;
 use kafka_streams_group::protocol::api::streams_group_heartbeat::{
     StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse, TaskIds,
@@ -119,6 +124,9 @@ struct Settings {
     metadata_resets: usize,
     /// Advertise Produce and InitProducerId and swallow every such request (never answer).
     silent_produce: bool,
+    /// `Some`: advertise OffsetCommit and OffsetFetch v9 and answer every partition of a commit with the
+    /// next code of the queue (0 once it is empty); `None`: OffsetCommit is not offered.
+    offset_commit_errors: Option<VecDeque<i16>>,
 }
 
 struct Inner {
@@ -129,6 +137,7 @@ struct Inner {
     log_changed: Condvar,
     find_coordinator_calls: AtomicUsize,
     produce_calls: AtomicUsize,
+    offset_commit_calls: AtomicUsize,
     connections: AtomicUsize,
     open_connections: AtomicUsize,
     stop: AtomicBool,
@@ -222,6 +231,7 @@ impl MockCoordinator {
                 metadata_partitions: None,
                 metadata_resets: 0,
                 silent_produce: false,
+                offset_commit_errors: None,
             }),
             script: Mutex::new(VecDeque::new()),
             responder: Mutex::new(Box::new(steady(1, 200, &[]))),
@@ -229,6 +239,7 @@ impl MockCoordinator {
             log_changed: Condvar::new(),
             find_coordinator_calls: AtomicUsize::new(0),
             produce_calls: AtomicUsize::new(0),
+            offset_commit_calls: AtomicUsize::new(0),
             connections: AtomicUsize::new(0),
             open_connections: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
@@ -397,6 +408,17 @@ impl MockCoordinator {
         self.inner.find_coordinator_calls.load(Ordering::SeqCst)
     }
 
+    /// Offers OffsetCommit and OffsetFetch v9 and answers the next commits with `errors`, one code per
+    /// commit for all its partitions, then with 0.
+    pub fn answer_offset_commits(&self, errors: impl IntoIterator<Item = i16>) {
+        lock(&self.inner.settings).offset_commit_errors = Some(errors.into_iter().collect());
+    }
+
+    /// OffsetCommit requests received.
+    pub fn offset_commit_calls(&self) -> usize {
+        self.inner.offset_commit_calls.load(Ordering::SeqCst)
+    }
+
     /// Produce requests received (each swallowed, see [`Self::set_silent_produce`]).
     pub fn produce_calls(&self) -> usize {
         self.inner.produce_calls.load(Ordering::SeqCst)
@@ -544,6 +566,10 @@ fn serve(mut s: TcpStream, inner: &Inner, conn: usize, node_id: i32, own: Socket
                     lock(&inner.settings).silent_produce
                 }
                 k if k == InitProducerIdRequest::API_KEY => lock(&inner.settings).silent_produce,
+                k if k == OffsetCommitRequest::API_KEY => {
+                    inner.offset_commit_calls.fetch_add(1, Ordering::SeqCst);
+                    offset_commit(&mut s, &frame, inner)
+                }
                 _ => false,
             };
             if !ok {
@@ -584,6 +610,11 @@ fn api_versions(s: &mut TcpStream, frame: &[u8], version: i16, inner: &Inner) ->
     if let Some((min, max)) = lock(&inner.settings).heartbeat_versions {
         keys.push((StreamsGroupHeartbeatRequest::API_KEY, min, max));
     }
+    if lock(&inner.settings).offset_commit_errors.is_some() {
+        // OffsetFetch is offered too (the member checks both), never answered.
+        keys.push((OffsetCommitRequest::API_KEY, 9, 9));
+        keys.push((OffsetFetchRequest::API_KEY, 9, 9));
+    }
     if lock(&inner.settings).silent_produce {
         keys.push((
             ProduceRequest::API_KEY,
@@ -608,6 +639,37 @@ fn api_versions(s: &mut TcpStream, frame: &[u8], version: i16, inner: &Inner) ->
         ..ApiVersionsResponse::default()
     };
     send::<ApiVersionsRequest>(s, cid, &body, version)
+}
+
+fn offset_commit(s: &mut TcpStream, frame: &[u8], inner: &Inner) -> bool {
+    let Ok((h, req)) = decode_request_frame::<OffsetCommitRequest>(frame) else {
+        return false;
+    };
+    let error_code = lock(&inner.settings)
+        .offset_commit_errors
+        .as_mut()
+        .and_then(VecDeque::pop_front)
+        .unwrap_or(0);
+    let body = OffsetCommitResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| OffsetCommitResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| OffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code,
+                    })
+                    .collect(),
+                ..OffsetCommitResponseTopic::default()
+            })
+            .collect(),
+        ..OffsetCommitResponse::default()
+    };
+    send::<OffsetCommitRequest>(s, h.correlation_id, &body, h.api_version)
 }
 
 fn find_coordinator(s: &mut TcpStream, frame: &[u8], inner: &Inner) -> bool {
