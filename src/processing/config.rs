@@ -7,6 +7,8 @@ use crate::config::ClientConfig;
 use crate::error::Error;
 use crate::properties;
 
+use super::deserialization::DeserializationHandler;
+
 /// Kafka Streams' default `commit.interval.ms` under at-least-once.
 pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(30_000);
 /// Kafka Streams' default `repartition.purge.interval.ms`.
@@ -32,6 +34,7 @@ pub struct ProcessingConfig {
     commit_interval: Duration,
     purge_interval: Duration,
     poll_wait: Duration,
+    deserialization_handler: DeserializationHandler,
 }
 
 /// The keys [`ProcessingConfig::from_properties`] takes besides the client keys
@@ -43,6 +46,8 @@ const PROCESSING_KEYS: &[&str] = &[
     "poll.ms",
     "processing.guarantee",
     "group.protocol",
+    "default.deserialization.exception.handler",
+    "deserialization.exception.handler",
 ];
 
 /// Kafka Streams keys that Java applications commonly set and that mean nothing here: they
@@ -93,6 +98,7 @@ impl ProcessingConfig {
             commit_interval: DEFAULT_COMMIT_INTERVAL,
             purge_interval: DEFAULT_PURGE_INTERVAL,
             poll_wait: Duration::from_millis(100),
+            deserialization_handler: DeserializationHandler::LogAndFail,
         }
     }
 
@@ -130,6 +136,7 @@ impl ProcessingConfig {
         let mut commit = None;
         let mut purge = None;
         let mut poll = None;
+        let mut handler = None;
         for (k, v) in props {
             let (k, v) = (k.as_ref().trim(), v.as_ref().trim());
             match k {
@@ -141,6 +148,10 @@ impl ProcessingConfig {
                 "poll.ms" => poll = Some(millis("poll.ms", v)?),
                 "processing.guarantee" => check_guarantee(v)?,
                 "group.protocol" => check_group_protocol(v)?,
+                "default.deserialization.exception.handler"
+                | "deserialization.exception.handler" => {
+                    handler = Some(DeserializationHandler::from_property(v)?)
+                }
                 _ if properties::CLIENT_KEYS.contains(&k) => {
                     client_props.push((k.to_string(), v.to_string()))
                 }
@@ -173,6 +184,9 @@ impl ProcessingConfig {
         }
         if let Some(d) = poll {
             c.poll_wait = d;
+        }
+        if let Some(h) = handler {
+            c.deserialization_handler = h;
         }
         c.validate()?;
         Ok(c)
@@ -219,6 +233,19 @@ impl ProcessingConfig {
     pub fn poll_wait(mut self, wait: Duration) -> Self {
         self.poll_wait = wait;
         self
+    }
+
+    /// `default.deserialization.exception.handler`: what a processor's
+    /// [`Error::Deserialization`] for its record does (default
+    /// [`LogAndFail`](DeserializationHandler::LogAndFail)).
+    pub fn deserialization_handler(mut self, handler: DeserializationHandler) -> Self {
+        self.deserialization_handler = handler;
+        self
+    }
+
+    /// The deserialization handler.
+    pub fn get_deserialization_handler(&self) -> DeserializationHandler {
+        self.deserialization_handler
     }
 
     /// The application id (= the Streams group id).
@@ -344,6 +371,30 @@ mod tests {
         assert!(e.contains("group.protocol") && e.contains("streams"), "{e}");
         assert!(ProcessingConfig::from_properties([("bootstrap.servers", "h:1")]).is_err());
         assert!(ProcessingConfig::from_properties([("application.id", "a")]).is_err());
+    }
+
+    #[test]
+    fn deserialization_handler_from_java_class_names() {
+        assert_eq!(
+            with(&[]).unwrap().get_deserialization_handler(),
+            DeserializationHandler::LogAndFail
+        );
+        for key in [
+            "default.deserialization.exception.handler",
+            "deserialization.exception.handler",
+        ] {
+            let c = with(&[(
+                key,
+                "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler",
+            )])
+            .unwrap();
+            assert_eq!(
+                c.get_deserialization_handler(),
+                DeserializationHandler::LogAndContinue
+            );
+            let e = err(&[(key, "com.acme.DlqHandler")]);
+            assert!(e.contains("com.acme.DlqHandler"), "{e}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod app;
 pub mod changelog;
 mod config;
 mod context;
+mod deserialization;
 pub mod purge;
 mod runtime;
 pub mod serde;
@@ -31,6 +32,9 @@ pub use self::config::{
     POLL_WAIT_RANGE,
 };
 pub use self::context::{Headers, Processor, TaskContext};
+pub use self::deserialization::{
+    DeserializationHandler, LOG_AND_CONTINUE_CLASS, LOG_AND_FAIL_CLASS,
+};
 pub use self::purge::RecordPurger;
 pub use self::runtime::{ProcessingRuntime, ProcessingStats};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};

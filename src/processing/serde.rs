@@ -171,12 +171,14 @@ mod tests {
         assert_eq!(hex(&StringSerde.serialize("é")), "c3a9");
         assert_eq!(StringSerde.serialize(""), Vec::<u8>::new());
         // An owned String still serializes, by deref.
-        assert_eq!(StringSerde.serialize(&"é".to_owned()), vec![0xc3, 0xa9]);
+        let owned = String::from("é");
+        assert_eq!(StringSerde.serialize(&owned), vec![0xc3, 0xa9]);
         assert_eq!(hex(&LongSerde.serialize(&1)), "0000000000000001");
         assert_eq!(hex(&LongSerde.serialize(&-2)), "fffffffffffffffe");
         assert_eq!(hex(&IntegerSerde.serialize(&258)), "00000102");
         assert_eq!(ByteArraySerde.serialize(&[0, 255, 7]), vec![0, 255, 7]);
-        assert_eq!(ByteArraySerde.serialize(&vec![1u8]), vec![1]);
+        let owned: Vec<u8> = b"\x01".to_vec();
+        assert_eq!(ByteArraySerde.serialize(&owned), vec![1]);
     }
 
     #[test]
