@@ -152,3 +152,80 @@ fn a_skipped_record_is_committed_past_and_a_failed_one_is_read_again() {
     assert_eq!((stats.processed, stats.dropped_records), (1, 0));
     rt.close().expect("close");
 }
+
+/// Issue 21 items 8 and 9: a processing member started from a Java instance's properties
+/// (`application.server`, `group.instance.id`, `client.rack`, `client.tag.zone`,
+/// `replication.factor`, and keys that mean nothing here) is described by the broker with
+/// that endpoint, instance id, rack and tag, and its changelog topic with that replication
+/// factor. (Before, `from_properties` refused these keys and the runtime joined with none
+/// of them.)
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn a_processing_members_settings_reach_the_broker() {
+    init_logging();
+    let cluster = Cluster::get();
+    let app = unique_name("pcfg");
+    let input = format!("{app}-in");
+    create_topic(&cluster, &input, 2);
+    let instance = format!("{app}-instance-1");
+    let config = ProcessingConfig::from_properties([
+        ("application.id", app.as_str()),
+        ("bootstrap.servers", cluster.plaintext()),
+        ("application.server", "127.0.0.1:7077"),
+        ("group.instance.id", instance.as_str()),
+        ("client.rack", "rack-a"),
+        ("client.tag.zone", "zone-1"),
+        ("replication.factor", "1"),
+        ("num.stream.threads", "1"),
+        ("state.dir", "/tmp/kafka-streams"),
+        (
+            "default.key.serde",
+            "org.apache.kafka.common.serialization.Serdes$StringSerde",
+        ),
+        ("poll.ms", "50"),
+    ])
+    .expect("a Java instance's properties");
+    let changelog = format!("{app}-store-changelog");
+    let topology = StreamsTopology::new().subtopology(
+        Subtopology::new("0")
+            .source_topic(&input)
+            .state_changelog_topic(kafka_streams_group::TopicInfo::new(&changelog)),
+    );
+    let app_def = StreamsApp::new(topology, |_t: &StreamsTaskId| {
+        Ok(Box::new(Longs {
+            output: "unused".into(),
+        }) as Box<dyn Processor>)
+    });
+    let mut rt = ProcessingRuntime::start(config, app_def).expect("start");
+    let end = Instant::now() + Duration::from_secs(60);
+    let (d, member) = loop {
+        assert!(Instant::now() < end, "not described in 60 s");
+        rt.run_once().expect("run_once");
+        let d = rt
+            .handle()
+            .describe_group(Duration::from_secs(10))
+            .expect("describe");
+        let member = d.member(&rt.handle().member_id()).cloned();
+        if let (Some(m), Some(_)) = (member, &d.topology) {
+            break (d, m);
+        }
+    };
+    eprintln!("described member: {member:#?}");
+    let endpoint = member.user_endpoint.as_ref().expect("endpoint");
+    assert_eq!((endpoint.host.as_str(), endpoint.port), ("127.0.0.1", 7077));
+    assert_eq!(member.instance_id.as_deref(), Some(instance.as_str()));
+    assert_eq!(member.rack_id.as_deref(), Some("rack-a"));
+    assert_eq!(
+        member.client_tags.get("zone").map(String::as_str),
+        Some("zone-1")
+    );
+    let described = d.topology.expect("topology");
+    let sub = described.subtopology_by_id("0").expect("subtopology 0");
+    eprintln!(
+        "described changelog topics: {:?}",
+        sub.state_changelog_topics
+    );
+    assert_eq!(sub.state_changelog_topics[0].name, changelog);
+    assert_eq!(sub.state_changelog_topics[0].replication_factor, 1);
+    rt.close().expect("close");
+}

@@ -15,6 +15,7 @@
 mod app;
 pub mod changelog;
 mod config;
+mod config_keys;
 mod context;
 mod deserialization;
 pub mod purge;
@@ -28,8 +29,8 @@ pub mod word_count;
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};
 pub use self::config::{
-    ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE,
-    POLL_WAIT_RANGE,
+    GroupConfigHook, ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL,
+    INTERVAL_RANGE, POLL_WAIT_RANGE,
 };
 pub use self::context::{Headers, Processor, TaskContext};
 pub use self::deserialization::{

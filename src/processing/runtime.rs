@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 use crate::consumer::{Fetcher, FetcherConfig, OffsetReset};
 use crate::error::Error;
 use crate::producer::{Producer, ProducerConfig, ProducerRecord};
-use crate::runtime::{
-    AssignmentSubscriber, StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle,
-};
+use crate::runtime::{AssignmentSubscriber, StreamsGroupSession, StreamsGroupSessionHandle};
 use crate::streams::commit::{
     CommitOffset, OffsetCommitOutcome, OffsetFetchOutcome, TopicPartition,
 };
@@ -153,12 +151,7 @@ impl ProcessingRuntime {
         let reader = ChangelogReader::connect(client.clone(), timeout)?;
         let producer =
             Producer::new(ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)))?;
-        let group = StreamsGroupConfig::new(
-            String::new(),
-            config.application_id().to_string(),
-            app.topology.clone(),
-        )
-        .with_client_config(client.clone());
+        let group = config.group_config(&app.topology);
         let handle = StreamsGroupSession::join(group)?.spawn_heartbeat_thread()?;
         let changes = handle.subscribe_assignment();
         log::info!(
