@@ -147,7 +147,8 @@ impl ProcessingConfig {
     }
 
     /// Checks the durations against their ranges ([`POLL_WAIT_RANGE`],
-    /// [`INTERVAL_RANGE`]); the error names the field, the value and the range.
+    /// [`INTERVAL_RANGE`]) and the replication factor (-1 or positive); the error names the
+    /// field, the value and the range.
     /// [`from_properties`](Self::from_properties) and `ProcessingRuntime::start` run it (the
     /// builder methods do not fail).
     pub fn validate(&self) -> Result<(), Error> {
@@ -157,7 +158,14 @@ impl ProcessingConfig {
             "repartition.purge.interval.ms",
             self.purge_interval,
             INTERVAL_RANGE,
-        )
+        )?;
+        match self.replication_factor {
+            Some(rf) if rf < 1 && rf != -1 => Err(Error::InvalidConfiguration {
+                field: "replication.factor",
+                reason: format!("{rf}: use -1 (the broker's default) or 1..=32767"),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Replaces the client settings (security, timeouts, client id); the bootstrap servers
@@ -192,7 +200,7 @@ impl ProcessingConfig {
     /// `replication.factor`: the replication factor of the internal topics (repartition and
     /// changelog topics) the member declares to the broker, for those the topology leaves at
     /// the broker's default (-1 or 0), as Java applies it to every internal topic. Default:
-    /// the broker's default.
+    /// the broker's default; -1 or 1..=32767 (checked by [`validate`](Self::validate)).
     pub fn replication_factor(mut self, replication_factor: i16) -> Self {
         self.replication_factor = Some(replication_factor);
         self
@@ -692,6 +700,8 @@ mod tests {
             built.clone().poll_wait(Duration::from_secs(3601)),
             built.clone().commit_interval(Duration::ZERO),
             built.clone().purge_interval(Duration::from_secs(86_401)),
+            built.clone().replication_factor(0),
+            built.clone().replication_factor(-2),
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }
