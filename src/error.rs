@@ -284,6 +284,27 @@ pub enum Error {
     /// serde and, when known, the topic are named.
     #[error("cannot deserialize: {0}")]
     Serde(#[from] SerdeError),
+    /// An input record's key or value could not be deserialized: where it is and what the
+    /// serde said. The processing runtime's `default.deserialization.exception.handler`
+    /// decides: `LogAndFail` (the default) stops processing before the record is committed,
+    /// `LogAndContinue` logs it, counts it as dropped and goes on past it.
+    #[error(
+        "cannot deserialize the {part} of the record at {topic}-{partition} offset {offset}: \
+         {message}; check that the serde matches what the writer used, or set \
+         default.deserialization.exception.handler=LogAndContinue to skip such records"
+    )]
+    Deserialization {
+        /// The record's topic.
+        topic: String,
+        /// The record's partition.
+        partition: i32,
+        /// The record's offset.
+        offset: i64,
+        /// `"key"` or `"value"`.
+        part: &'static str,
+        /// What the serde found wrong with the bytes.
+        message: String,
+    },
 }
 
 /// Errors are cloned so that a stopped session can report its error to every caller, the
@@ -352,6 +373,19 @@ impl Clone for Error {
             Error::Closed => Error::Closed,
             Error::Membership(e) => Error::Membership(e.clone()),
             Error::Serde(e) => Error::Serde(e.clone()),
+            Error::Deserialization {
+                topic,
+                partition,
+                offset,
+                part,
+                message,
+            } => Error::Deserialization {
+                topic: topic.clone(),
+                partition: *partition,
+                offset: *offset,
+                part,
+                message: message.clone(),
+            },
         }
     }
 }
@@ -391,6 +425,7 @@ impl Error {
             | Error::Unsupported { .. }
             | Error::Membership(_)
             | Error::Serde(_)
+            | Error::Deserialization { .. }
             | Error::Closed => false,
         }
     }

@@ -640,3 +640,71 @@ fn streams_unknown_keys_suggest_streams_names() {
     let r = reason(streams(&[("processing.guarantee", "exactly_once_v2")]));
     assert!(r.contains("unknown key \"processing.guarantee\""), "{r}");
 }
+
+/// Issue 21 item 8: the `.properties` file of a Java Kafka Streams instance (as Kafka's
+/// quickstart and WordCountDemo set it, plus membership keys) configures the Rust instance
+/// of the same application: every key is accepted, and the membership keys reach the group
+/// configuration it joins with. (Before, `application.server`, `replication.factor` and
+/// `num.stream.threads` were refused as unknown keys.)
+#[test]
+fn a_java_streams_properties_file_configures_a_processing_member() {
+    use kafka_streams_group::processing::{DeserializationHandler, ProcessingConfig};
+    let dir = std::env::temp_dir().join(format!("ksg-props-proc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("streams.properties");
+    std::fs::write(
+        &path,
+        "# shared by the Java and the Rust instances\n\
+         application.id=streams-wordcount\n\
+         bootstrap.servers=broker-1:9092\n\
+         application.server=host-7:8080\n\
+         group.instance.id=wordcount-7\n\
+         client.rack=rack-2\n\
+         client.tag.zone=eu-1\n\
+         replication.factor=3\n\
+         num.stream.threads=1\n\
+         num.standby.replicas=1\n\
+         processing.guarantee=at_least_once\n\
+         commit.interval.ms=1000\n\
+         statestore.cache.max.bytes=0\n\
+         state.dir=/var/lib/kafka-streams\n\
+         default.key.serde=org.apache.kafka.common.serialization.Serdes$StringSerde\n\
+         default.value.serde=org.apache.kafka.common.serialization.Serdes$StringSerde\n\
+         default.deserialization.exception.handler=\\\n    \
+             org.apache.kafka.streams.errors.LogAndContinueExceptionHandler\n\
+         consumer.auto.offset.reset=earliest\n\
+         metrics.recording.level=INFO\n",
+    )
+    .unwrap();
+    let pairs = kafka_streams_group::properties::read_file(&path).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let c = ProcessingConfig::from_properties(pairs).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(c.application_id(), "streams-wordcount");
+    assert_eq!(c.get_commit_interval(), Duration::from_secs(1));
+    assert_eq!(c.get_replication_factor(), Some(3));
+    assert_eq!(
+        c.get_deserialization_handler(),
+        DeserializationHandler::LogAndContinue
+    );
+    let m = c.group_config(&topology()).build_config().unwrap();
+    assert_eq!(m.group_id, "streams-wordcount");
+    assert_eq!(m.user_endpoint, Some(UserEndpoint::new("host-7", 8080)));
+    assert_eq!(m.instance_id.as_deref(), Some("wordcount-7"));
+    assert_eq!(m.rack_id.as_deref(), Some("rack-2"));
+    assert_eq!(m.client_tags, vec![("zone".to_owned(), "eu-1".to_owned())]);
+
+    // What it cannot honour it refuses, saying so.
+    let refused = |key: &str, value: &str| {
+        let e = ProcessingConfig::from_properties([
+            ("application.id", "a"),
+            ("bootstrap.servers", "h:1"),
+            (key, value),
+        ])
+        .unwrap_err();
+        e.to_string()
+    };
+    let e = refused("processing.guarantee", "exactly_once_v2");
+    assert!(e.contains("not supported yet"), "{e}");
+    let e = refused("num.stream.threads", "4");
+    assert!(e.contains("only 1 is supported yet"), "{e}");
+}

@@ -1,19 +1,31 @@
 //! The processing runtime's configuration: Kafka Streams' property keys where they exist, on
 //! top of a [`ClientConfig`].
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::ClientConfig;
 use crate::error::Error;
-use crate::properties;
+use crate::runtime::StreamsGroupConfig;
+use crate::streams::{StreamsTopology, UserEndpoint};
+
+use super::deserialization::DeserializationHandler;
 
 /// Kafka Streams' default `commit.interval.ms` under at-least-once.
 pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(30_000);
 /// Kafka Streams' default `repartition.purge.interval.ms`.
 pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_millis(30_000);
 
+/// A change applied last to the membership configuration a
+/// [`ProcessingRuntime`](super::ProcessingRuntime) joins with
+/// ([`ProcessingConfig::with_group_config`]).
+pub type GroupConfigHook = Arc<dyn Fn(StreamsGroupConfig) -> StreamsGroupConfig + Send + Sync>;
+
 /// How a [`StreamsApp`](super::StreamsApp) runs: application id (= group id), the cluster,
-/// commit and purge intervals.
+/// commit and purge intervals, the deserialization handler, and the membership settings
+/// (endpoint, static instance id, rack, client tags, rebalance timeout, and anything else of
+/// [`StreamsGroupConfig`] through [`with_group_config`](Self::with_group_config)).
 ///
 /// ```
 /// use kafka_streams_group::processing::ProcessingConfig;
@@ -25,48 +37,42 @@ pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_millis(30_000);
 /// assert_eq!(config.application_id(), "wordcount");
 /// # Ok::<(), kafka_streams_group::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ProcessingConfig {
     application_id: String,
     client: ClientConfig,
     commit_interval: Duration,
     purge_interval: Duration,
     poll_wait: Duration,
+    deserialization_handler: DeserializationHandler,
+    replication_factor: Option<i16>,
+    user_endpoint: Option<UserEndpoint>,
+    instance_id: Option<String>,
+    rack_id: Option<String>,
+    client_tags: Vec<(String, String)>,
+    rebalance_timeout_ms: Option<i32>,
+    group_hooks: Vec<GroupConfigHook>,
 }
 
-/// The keys [`ProcessingConfig::from_properties`] takes besides the client keys
-/// ([`crate::properties::CLIENT_KEYS`]).
-const PROCESSING_KEYS: &[&str] = &[
-    "application.id",
-    "commit.interval.ms",
-    "repartition.purge.interval.ms",
-    "poll.ms",
-    "processing.guarantee",
-    "group.protocol",
-];
-
-/// Kafka Streams keys that Java applications commonly set and that mean nothing here: they
-/// are accepted (so one properties file can serve the Java and the Rust instances of an
-/// application) and each is logged once at `info` with the reason.
-const IGNORED_KEYS: &[(&str, &str)] = &[
-    (
-        "default.key.serde",
-        "serdes are Rust types chosen in the processor code, not Java classes",
-    ),
-    (
-        "default.value.serde",
-        "serdes are Rust types chosen in the processor code, not Java classes",
-    ),
-    (
-        "state.dir",
-        "stores are held in memory and restored from their changelogs; nothing is written to disk",
-    ),
-];
-
-const ACCEPTED: &str = "the client keys (bootstrap.servers, client.id, security.protocol, \
-     sasl.*, ssl.*.location, ...), application.id, commit.interval.ms, \
-     repartition.purge.interval.ms, poll.ms, processing.guarantee, group.protocol, and the \
-     ignored default.key.serde, default.value.serde, state.dir";
+impl fmt::Debug for ProcessingConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessingConfig")
+            .field("application_id", &self.application_id)
+            .field("client", &self.client)
+            .field("commit_interval", &self.commit_interval)
+            .field("purge_interval", &self.purge_interval)
+            .field("poll_wait", &self.poll_wait)
+            .field("deserialization_handler", &self.deserialization_handler)
+            .field("replication_factor", &self.replication_factor)
+            .field("user_endpoint", &self.user_endpoint)
+            .field("instance_id", &self.instance_id)
+            .field("rack_id", &self.rack_id)
+            .field("client_tags", &self.client_tags)
+            .field("rebalance_timeout_ms", &self.rebalance_timeout_ms)
+            .field("group_hooks", &self.group_hooks.len())
+            .finish()
+    }
+}
 
 /// Java's `StreamsConfig` bounds these keys below only (`commit.interval.ms` and
 /// `repartition.purge.interval.ms` at 0, `poll.ms` not at all) and takes any `long` above;
@@ -93,93 +99,56 @@ impl ProcessingConfig {
             commit_interval: DEFAULT_COMMIT_INTERVAL,
             purge_interval: DEFAULT_PURGE_INTERVAL,
             poll_wait: Duration::from_millis(100),
+            deserialization_handler: DeserializationHandler::LogAndFail,
+            replication_factor: None,
+            user_endpoint: None,
+            instance_id: None,
+            rack_id: None,
+            client_tags: Vec::new(),
+            rebalance_timeout_ms: None,
+            group_hooks: Vec::new(),
         }
     }
 
-    /// Reads Java property keys. Keys and values are trimmed; a later duplicate replaces an
-    /// earlier one. Accepted, and nothing else:
+    /// Reads Java property keys, so one properties file serves the Java and the Rust
+    /// instances of an application. Keys and values are trimmed; a later duplicate replaces
+    /// an earlier one. Every key of Java's `StreamsConfig` is one of:
     ///
-    /// * the client keys of [`ClientConfig::from_properties`] (`bootstrap.servers`, required;
-    ///   `security.protocol`, `sasl.*`, `ssl.*.location`, timeouts, ...), applied to
-    ///   [`client`](Self::client) with the same checks: `security.protocol=SSL` gives TLS;
-    /// * `application.id` (required), `commit.interval.ms` and
-    ///   `repartition.purge.interval.ms` (1 ms..=24 h, [`INTERVAL_RANGE`]), `poll.ms`
-    ///   (1 ms..=5 min, [`POLL_WAIT_RANGE`]);
-    /// * `processing.guarantee`: only `at_least_once` (`exactly_once_v2` is refused: it needs
-    ///   transactions, which this crate does not implement yet);
-    /// * `group.protocol`: only `streams` (this crate speaks only the Streams group protocol,
-    ///   KIP-1071; `classic` is refused);
-    /// * ignored, each with an `info` log line saying why, because Java applications commonly
-    ///   set them and one properties file may serve Java and Rust instances:
-    ///   `default.key.serde`, `default.value.serde` (serdes are Rust types chosen in code) and
-    ///   `state.dir` (stores are in memory, restored from their changelogs).
+    /// * applied: the client keys of [`ClientConfig::from_properties`]
+    ///   (`bootstrap.servers`, required; `client.id`, `security.protocol`, `sasl.*`,
+    ///   `ssl.*.location`, timeouts, ...); `application.id` (required); the membership keys
+    ///   `application.server`, `group.instance.id`, `client.rack`, `client.tag.<key>`,
+    ///   `max.poll.interval.ms` (with [`StreamsGroupConfig::from_properties`]'s checks);
+    ///   `commit.interval.ms` and `repartition.purge.interval.ms` (1 ms..=24 h,
+    ///   [`INTERVAL_RANGE`]); `poll.ms` (1 ms..=5 min, [`POLL_WAIT_RANGE`]);
+    ///   `replication.factor` (the internal topics the member declares);
+    ///   `default.deserialization.exception.handler` ([`DeserializationHandler`]);
+    /// * refused unless its value is what this crate does, with the reason:
+    ///   `processing.guarantee` (`at_least_once`; `exactly_once_v2` is not supported yet),
+    ///   `num.stream.threads` (1), `group.protocol` (`streams`), `max.task.idle.ms` (0 or
+    ///   -1), `topology.optimization` (any of Java's values: the app's topology is sent as
+    ///   given), Java's default classes for the timestamp extractor and the processing and
+    ///   production exception handlers;
+    /// * ignored with one `info` line saying why: what only matters to a JVM (serde classes,
+    ///   metrics, RocksDB, `consumer.`/`producer.`/`admin.`/`topic.` overrides, ...), what
+    ///   the broker decides under the Streams protocol (`num.standby.replicas`,
+    ///   `rack.aware.assignment.*`, ...), `state.dir` (stores are in memory), and more: the
+    ///   README's Processing section has the table.
     ///
     /// Any other key is an [`Error::InvalidConfiguration`] naming it and the closest accepted
-    /// key (`commit.interval.msec`: did you mean `commit.interval.ms`?). Other Kafka Streams
-    /// settings (`num.stream.threads`, `num.standby.replicas`, which is a group setting on
-    /// the broker, ...) are refused too: ignoring them silently would hide that they have
-    /// no effect.
+    /// key (`commit.interval.msec`: did you mean `commit.interval.ms`?).
     pub fn from_properties<I, K, V>(props: I) -> Result<ProcessingConfig, Error>
     where
         I: IntoIterator<Item = (K, V)>,
         K: AsRef<str>,
         V: AsRef<str>,
     {
-        let mut client_props = Vec::new();
-        let mut app = None;
-        let mut commit = None;
-        let mut purge = None;
-        let mut poll = None;
-        for (k, v) in props {
-            let (k, v) = (k.as_ref().trim(), v.as_ref().trim());
-            match k {
-                "application.id" => app = Some(v.to_string()),
-                "commit.interval.ms" => commit = Some(millis("commit.interval.ms", v)?),
-                "repartition.purge.interval.ms" => {
-                    purge = Some(millis("repartition.purge.interval.ms", v)?)
-                }
-                "poll.ms" => poll = Some(millis("poll.ms", v)?),
-                "processing.guarantee" => check_guarantee(v)?,
-                "group.protocol" => check_group_protocol(v)?,
-                _ if properties::CLIENT_KEYS.contains(&k) => {
-                    client_props.push((k.to_string(), v.to_string()))
-                }
-                _ => match IGNORED_KEYS.iter().find(|(key, _)| *key == k) {
-                    Some((key, why)) => log::info!("{key}={v:?} ignored: {why}"),
-                    None => {
-                        let own: Vec<&'static str> = PROCESSING_KEYS
-                            .iter()
-                            .copied()
-                            .chain(IGNORED_KEYS.iter().map(|(key, _)| *key))
-                            .collect();
-                        return Err(properties::reject_key(k, &own, ACCEPTED));
-                    }
-                },
-            }
-        }
-        let app = app
-            .filter(|a| !a.is_empty())
-            .ok_or(Error::InvalidConfiguration {
-                field: "application.id",
-                reason: "required: set application.id (it is the Streams group id)".into(),
-            })?;
-        let client = ClientConfig::from_properties(client_props)?;
-        let mut c = ProcessingConfig::new(client.bootstrap().to_owned(), app).client_config(client);
-        if let Some(d) = commit {
-            c.commit_interval = d;
-        }
-        if let Some(d) = purge {
-            c.purge_interval = d;
-        }
-        if let Some(d) = poll {
-            c.poll_wait = d;
-        }
-        c.validate()?;
-        Ok(c)
+        super::config_keys::read(props)
     }
 
     /// Checks the durations against their ranges ([`POLL_WAIT_RANGE`],
-    /// [`INTERVAL_RANGE`]); the error names the field, the value and the range.
+    /// [`INTERVAL_RANGE`]) and the replication factor (-1 or positive); the error names the
+    /// field, the value and the range.
     /// [`from_properties`](Self::from_properties) and `ProcessingRuntime::start` run it (the
     /// builder methods do not fail).
     pub fn validate(&self) -> Result<(), Error> {
@@ -189,7 +158,14 @@ impl ProcessingConfig {
             "repartition.purge.interval.ms",
             self.purge_interval,
             INTERVAL_RANGE,
-        )
+        )?;
+        match self.replication_factor {
+            Some(rf) if rf < 1 && rf != -1 => Err(Error::InvalidConfiguration {
+                field: "replication.factor",
+                reason: format!("{rf}: use -1 (the broker's default) or 1..=32767"),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Replaces the client settings (security, timeouts, client id); the bootstrap servers
@@ -221,6 +197,127 @@ impl ProcessingConfig {
         self
     }
 
+    /// `replication.factor`: the replication factor of the internal topics (repartition and
+    /// changelog topics) the member declares to the broker, for those the topology leaves at
+    /// the broker's default (-1 or 0), as Java applies it to every internal topic. Default:
+    /// the broker's default; -1 or 1..=32767 (checked by [`validate`](Self::validate)).
+    pub fn replication_factor(mut self, replication_factor: i16) -> Self {
+        self.replication_factor = Some(replication_factor);
+        self
+    }
+
+    /// `application.server`: the interactive-query endpoint the member advertises.
+    pub fn user_endpoint(mut self, host: impl Into<String>, port: u16) -> Self {
+        self.user_endpoint = Some(UserEndpoint::new(host, port));
+        self
+    }
+
+    /// `group.instance.id`: makes the member static (Kafka 4.4+ brokers).
+    pub fn instance_id(mut self, id: impl Into<String>) -> Self {
+        self.instance_id = Some(id.into());
+        self
+    }
+
+    /// `client.rack`: the member's rack.
+    pub fn rack_id(mut self, rack: impl Into<String>) -> Self {
+        self.rack_id = Some(rack.into());
+        self
+    }
+
+    /// `client.tag.<key>`: client tags for rack-aware standby placement; replaces earlier
+    /// ones.
+    pub fn client_tags<K: Into<String>, V: Into<String>>(
+        mut self,
+        tags: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        self.client_tags = tags
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        self
+    }
+
+    /// `max.poll.interval.ms`: the rebalance timeout sent on join (default 300000).
+    pub fn rebalance_timeout_ms(mut self, ms: i32) -> Self {
+        self.rebalance_timeout_ms = Some(ms);
+        self
+    }
+
+    /// Any other membership setting ([`StreamsGroupConfig`]: process id, join and close
+    /// timeouts, retries, metrics, ...): `f` is applied last to the configuration
+    /// [`group_config`](Self::group_config) builds, after every setting above; hooks run in
+    /// the order they were added.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kafka_streams_group::processing::ProcessingConfig;
+    /// use kafka_streams_group::{StreamsTopology, Subtopology};
+    /// let config = ProcessingConfig::new("127.0.0.1:9092", "orders")
+    ///     .user_endpoint("orders-1.internal", 8080)
+    ///     .with_group_config(|g| g.process_id("3f1c...").join_timeout(Duration::from_secs(5)));
+    /// let topology = StreamsTopology::new().subtopology(Subtopology::new("0").source_topic("in"));
+    /// let group = config.group_config(&topology);
+    /// assert_eq!(group.get_process_id(), "3f1c...");
+    /// ```
+    pub fn with_group_config(
+        mut self,
+        f: impl Fn(StreamsGroupConfig) -> StreamsGroupConfig + Send + Sync + 'static,
+    ) -> Self {
+        self.group_hooks.push(Arc::new(f));
+        self
+    }
+
+    /// The membership configuration a [`ProcessingRuntime`](super::ProcessingRuntime) joins
+    /// with for `topology`: group id = `application.id`, this client, the member settings,
+    /// `replication.factor` applied to the topology's internal topics, then the
+    /// [`with_group_config`](Self::with_group_config) hooks. Checked when the member joins
+    /// ([`StreamsGroupConfig::validate`]).
+    pub fn group_config(&self, topology: &StreamsTopology) -> StreamsGroupConfig {
+        let mut topology = topology.clone();
+        if let Some(rf) = self.replication_factor {
+            apply_replication_factor(&mut topology, rf);
+        }
+        let mut g = StreamsGroupConfig::new(String::new(), self.application_id.clone(), topology)
+            .client_config(self.client.clone());
+        if let Some(e) = &self.user_endpoint {
+            g = g.user_endpoint(e.host.clone(), e.port);
+        }
+        if let Some(id) = &self.instance_id {
+            g = g.instance_id(id.clone());
+        }
+        if let Some(rack) = &self.rack_id {
+            g = g.rack_id(rack.clone());
+        }
+        if !self.client_tags.is_empty() {
+            g = g.client_tags(self.client_tags.clone());
+        }
+        if let Some(ms) = self.rebalance_timeout_ms {
+            g = g.rebalance_timeout_ms(ms);
+        }
+        for hook in &self.group_hooks {
+            g = hook(g);
+        }
+        g
+    }
+
+    /// The replication factor of internal topics, if set (`None`: the broker's default).
+    pub fn get_replication_factor(&self) -> Option<i16> {
+        self.replication_factor
+    }
+
+    /// `default.deserialization.exception.handler`: what a processor's
+    /// [`Error::Deserialization`] for its record does (default
+    /// [`LogAndFail`](DeserializationHandler::LogAndFail)).
+    pub fn deserialization_handler(mut self, handler: DeserializationHandler) -> Self {
+        self.deserialization_handler = handler;
+        self
+    }
+
+    /// The deserialization handler.
+    pub fn get_deserialization_handler(&self) -> DeserializationHandler {
+        self.deserialization_handler
+    }
+
     /// The application id (= the Streams group id).
     pub fn application_id(&self) -> &str {
         &self.application_id
@@ -247,13 +344,17 @@ impl ProcessingConfig {
     }
 }
 
-fn millis(key: &'static str, v: &str) -> Result<Duration, Error> {
-    v.parse::<u64>()
-        .map(Duration::from_millis)
-        .map_err(|_| Error::InvalidConfiguration {
-            field: key,
-            reason: format!("{v:?} is not a number of milliseconds"),
-        })
+/// Sets `rf` on every repartition and changelog topic left at the broker's default.
+fn apply_replication_factor(topology: &mut StreamsTopology, rf: i16) {
+    for s in &mut topology.subtopologies {
+        let internal = s
+            .repartition_source_topics
+            .iter_mut()
+            .chain(s.state_changelog_topics.iter_mut());
+        for t in internal.filter(|t| t.replication_factor <= 0) {
+            t.replication_factor = rf;
+        }
+    }
 }
 
 fn check_range(
@@ -275,42 +376,11 @@ fn check_range(
     })
 }
 
-fn check_group_protocol(v: &str) -> Result<(), Error> {
-    if v.eq_ignore_ascii_case("streams") {
-        return Ok(());
-    }
-    Err(Error::InvalidConfiguration {
-        field: "group.protocol",
-        reason: format!(
-            "{v:?}: only streams (KIP-1071) is supported; this crate does not implement the \
-             classic rebalance protocol"
-        ),
-    })
-}
-
-fn check_guarantee(v: &str) -> Result<(), Error> {
-    match v {
-        "at_least_once" => Ok(()),
-        "exactly_once_v2" | "exactly_once" | "exactly_once_beta" => {
-            Err(Error::InvalidConfiguration {
-                field: "processing.guarantee",
-                reason: format!(
-                    "{v} needs a transactional producer, which this crate does not implement \
-                     yet; use at_least_once (and the same on every instance of the application)"
-                ),
-            })
-        }
-        other => Err(Error::InvalidConfiguration {
-            field: "processing.guarantee",
-            reason: format!("unknown value {other:?}; use at_least_once"),
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::SecurityProtocol;
+    use crate::streams::StreamsTopology;
 
     const BASE: [(&str, &str); 2] = [("application.id", "a"), ("bootstrap.servers", "h:1")];
 
@@ -344,6 +414,30 @@ mod tests {
         assert!(e.contains("group.protocol") && e.contains("streams"), "{e}");
         assert!(ProcessingConfig::from_properties([("bootstrap.servers", "h:1")]).is_err());
         assert!(ProcessingConfig::from_properties([("application.id", "a")]).is_err());
+    }
+
+    #[test]
+    fn deserialization_handler_from_java_class_names() {
+        assert_eq!(
+            with(&[]).unwrap().get_deserialization_handler(),
+            DeserializationHandler::LogAndFail
+        );
+        for key in [
+            "default.deserialization.exception.handler",
+            "deserialization.exception.handler",
+        ] {
+            let c = with(&[(
+                key,
+                "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler",
+            )])
+            .unwrap();
+            assert_eq!(
+                c.get_deserialization_handler(),
+                DeserializationHandler::LogAndContinue
+            );
+            let e = err(&[(key, "com.acme.DlqHandler")]);
+            assert!(e.contains("com.acme.DlqHandler"), "{e}");
+        }
     }
 
     #[test]
@@ -400,11 +494,176 @@ mod tests {
             assert!(e.contains(&format!("{key:?}")), "{e}");
             assert!(e.contains(&format!("did you mean {closest:?}")), "{e}");
         }
-        // Kafka Streams settings without effect here, and member settings that
-        // ProcessingConfig does not carry, are refused rather than dropped.
-        for key in ["num.stream.threads", "application.server", "xyz"] {
+        for key in ["xyz", "auto.offset.reset", "num.stream.thread"] {
             let e = err(&[(key, "1")]);
             assert!(e.contains(&format!("unknown key {key:?}")), "{e}");
+        }
+    }
+
+    fn topology() -> StreamsTopology {
+        use crate::streams::{Subtopology, TopicInfo};
+        StreamsTopology::new()
+            .subtopology(Subtopology::new("0").source_topic("in"))
+            .subtopology(
+                Subtopology::new("1")
+                    .repartition_source_topic(TopicInfo::new("a-r-repartition"))
+                    .state_changelog_topic(TopicInfo::new("a-s-changelog"))
+                    .state_changelog_topic(TopicInfo {
+                        replication_factor: 2,
+                        ..TopicInfo::new("a-t-changelog")
+                    }),
+            )
+    }
+
+    /// The properties file of a Java instance of the application (issue 21 item 8): every
+    /// key is accepted, the membership keys reach the join, `replication.factor` the
+    /// internal topics the member declares.
+    #[test]
+    fn a_java_instances_properties_serve_the_rust_instance() {
+        let c = with(&[
+            ("application.server", "orders-1.internal:8080"),
+            ("group.instance.id", "orders-1"),
+            ("client.rack", "eu-west-1a"),
+            ("client.tag.zone", "a"),
+            ("client.tag.cluster", "k1"),
+            ("max.poll.interval.ms", "60000"),
+            ("replication.factor", "3"),
+            ("num.stream.threads", "1"),
+            ("processing.guarantee", "at_least_once"),
+            ("state.dir", "/var/lib/kafka-streams"),
+            ("commit.interval.ms", "100"),
+            ("max.task.idle.ms", "0"),
+            ("buffered.records.per.partition", "1000"),
+            ("statestore.cache.max.bytes", "10485760"),
+            ("cache.max.bytes.buffering", "0"),
+            ("topology.optimization", "all"),
+            ("num.standby.replicas", "1"),
+            (
+                "default.timestamp.extractor",
+                "org.apache.kafka.streams.processor.FailOnInvalidTimestamp",
+            ),
+            (
+                "default.deserialization.exception.handler",
+                "org.apache.kafka.streams.errors.LogAndContinueExceptionHandler",
+            ),
+            ("metrics.recording.level", "DEBUG"),
+            ("rocksdb.config.setter", "com.acme.Rocks"),
+            ("producer.linger.ms", "5"),
+            ("main.consumer.max.poll.records", "500"),
+            ("topic.min.insync.replicas", "2"),
+        ])
+        .unwrap();
+        assert_eq!(c.get_commit_interval(), Duration::from_millis(100));
+        assert_eq!(
+            c.get_deserialization_handler(),
+            DeserializationHandler::LogAndContinue
+        );
+        let group = c.group_config(&topology());
+        assert_eq!(group.group_id(), "a");
+        assert_eq!(group.get_client_config().bootstrap(), "h:1");
+        let m = group.build_config().unwrap();
+        let e = m.user_endpoint.unwrap();
+        assert_eq!((e.host.as_str(), e.port), ("orders-1.internal", 8080));
+        assert_eq!(m.instance_id.as_deref(), Some("orders-1"));
+        assert_eq!(m.rack_id.as_deref(), Some("eu-west-1a"));
+        let mut tags = m.client_tags.clone();
+        tags.sort();
+        let want = [("cluster", "k1"), ("zone", "a")].map(|(k, v)| (k.to_owned(), v.to_owned()));
+        assert_eq!(tags, want);
+        assert_eq!(m.rebalance_timeout_ms, 60_000);
+        let one = m.topology.subtopology_by_id("1").unwrap();
+        let rf = |t: &[crate::streams::TopicInfo]| -> Vec<i16> {
+            t.iter().map(|t| t.replication_factor).collect()
+        };
+        assert_eq!(rf(&one.repartition_source_topics), [3]);
+        // An internal topic the app gave its own replication factor keeps it.
+        assert_eq!(rf(&one.state_changelog_topics), [3, 2]);
+        // Without the keys: a dynamic member without endpoint, rack or tags, broker's rf.
+        let m = with(&[])
+            .unwrap()
+            .group_config(&topology())
+            .build_config()
+            .unwrap();
+        assert!(m.user_endpoint.is_none() && m.instance_id.is_none() && m.rack_id.is_none());
+        assert!(m.client_tags.is_empty());
+        let one = m.topology.subtopology_by_id("1").unwrap();
+        assert_eq!(rf(&one.repartition_source_topics), [-1]);
+    }
+
+    #[test]
+    fn contradictory_values_are_refused_with_the_reason() {
+        for (key, value, says) in [
+            (
+                "processing.guarantee",
+                "exactly_once_v2",
+                "not supported yet",
+            ),
+            ("num.stream.threads", "2", "only 1 is supported yet"),
+            ("max.task.idle.ms", "500", "not supported yet"),
+            (
+                "replication.factor",
+                "0",
+                "-1 (the broker's default) or 1..=32767",
+            ),
+            ("topology.optimization", "everything", "unknown value"),
+            (
+                "default.timestamp.extractor",
+                "com.acme.WallClock",
+                "cannot run here",
+            ),
+            (
+                "processing.exception.handler",
+                "org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler",
+                "cannot run here",
+            ),
+            ("application.server", "no-port", "expected host:port"),
+            ("group.instance.id", "", "group.instance.id is empty"),
+            ("buffered.records.per.partition", "0", "at least 1"),
+        ] {
+            let e = err(&[(key, value)]);
+            assert!(e.contains(key) && e.contains(says), "{key}={value}: {e}");
+        }
+    }
+
+    /// Every membership setting is reachable in code too (issue 21 item 9).
+    #[test]
+    fn the_builder_reaches_every_membership_setting() {
+        let c = ProcessingConfig::new("h:1", "a")
+            .user_endpoint("10.0.0.7", 7070)
+            .instance_id("a-7")
+            .rack_id("r1")
+            .client_tags([("zone", "z1")])
+            .rebalance_timeout_ms(45_000)
+            .replication_factor(2)
+            .with_group_config(|g| g.process_id("proc-7"))
+            .with_group_config(|g| g.join_timeout(Duration::from_secs(3)));
+        let g = c.group_config(&topology());
+        assert_eq!(g.get_process_id(), "proc-7");
+        assert_eq!(g.get_join_timeout(), Duration::from_secs(3));
+        let m = g.build_config().unwrap();
+        assert_eq!(m.user_endpoint.unwrap().port, 7070);
+        assert_eq!(m.instance_id.as_deref(), Some("a-7"));
+        assert_eq!(m.rack_id.as_deref(), Some("r1"));
+        assert_eq!(m.client_tags, [("zone".to_owned(), "z1".to_owned())]);
+        assert_eq!(m.rebalance_timeout_ms, 45_000);
+        let changelogs = &m
+            .topology
+            .subtopology_by_id("1")
+            .unwrap()
+            .state_changelog_topics;
+        assert_eq!(changelogs[0].replication_factor, 2);
+        assert!(format!("{c:?}").contains("group_hooks: 2"));
+    }
+
+    /// The README's Processing table names every key `from_properties` knows.
+    #[test]
+    fn the_readme_table_has_every_key() {
+        let readme = include_str!("../../README.md");
+        let start = readme.find("| key | here |").expect("the table");
+        let table = &readme[start..];
+        let table = &table[..table.find("\n\n").unwrap_or(table.len())];
+        for key in super::super::config_keys::all_keys() {
+            assert!(table.contains(&format!("`{key}`")), "README lacks {key}");
         }
     }
 
@@ -441,6 +700,8 @@ mod tests {
             built.clone().poll_wait(Duration::from_secs(3601)),
             built.clone().commit_interval(Duration::ZERO),
             built.clone().purge_interval(Duration::from_secs(86_401)),
+            built.clone().replication_factor(0),
+            built.clone().replication_factor(-2),
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }

@@ -15,7 +15,9 @@
 mod app;
 pub mod changelog;
 mod config;
+mod config_keys;
 mod context;
+mod deserialization;
 pub mod purge;
 mod runtime;
 pub mod serde;
@@ -27,10 +29,13 @@ pub mod word_count;
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};
 pub use self::config::{
-    ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE,
-    POLL_WAIT_RANGE,
+    GroupConfigHook, ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL,
+    INTERVAL_RANGE, POLL_WAIT_RANGE,
 };
 pub use self::context::{Headers, Processor, TaskContext};
+pub use self::deserialization::{
+    DeserializationHandler, LOG_AND_CONTINUE_CLASS, LOG_AND_FAIL_CLASS,
+};
 pub use self::purge::RecordPurger;
 pub use self::runtime::{ProcessingRuntime, ProcessingStats};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};

@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 use crate::consumer::{Fetcher, FetcherConfig, OffsetReset};
 use crate::error::Error;
 use crate::producer::{Producer, ProducerConfig, ProducerRecord};
-use crate::runtime::{
-    AssignmentSubscriber, StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle,
-};
+use crate::runtime::{AssignmentSubscriber, StreamsGroupSession, StreamsGroupSessionHandle};
 use crate::streams::commit::{
     CommitOffset, OffsetCommitOutcome, OffsetFetchOutcome, TopicPartition,
 };
@@ -48,6 +46,10 @@ type Stores = BTreeMap<String, KeyValueStore>;
 pub struct ProcessingStats {
     /// Input records processed.
     pub processed: u64,
+    /// Input records skipped because their key or value could not be deserialized, under
+    /// `default.deserialization.exception.handler=LogAndContinue` (Java's `dropped-records`
+    /// sensor); their offsets are committed like processed ones.
+    pub dropped_records: u64,
     /// Records sent by processors (sinks and repartition topics).
     pub sent: u64,
     /// Changelog records sent.
@@ -149,12 +151,7 @@ impl ProcessingRuntime {
         let reader = ChangelogReader::connect(client.clone(), timeout)?;
         let producer =
             Producer::new(ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)))?;
-        let group = StreamsGroupConfig::new(
-            String::new(),
-            config.application_id().to_string(),
-            app.topology.clone(),
-        )
-        .with_client_config(client.clone());
+        let group = config.group_config(&app.topology);
         let handle = StreamsGroupSession::join(group)?.spawn_heartbeat_thread()?;
         let changes = handle.subscribe_assignment();
         log::info!(
@@ -336,6 +333,7 @@ impl ProcessingRuntime {
 
     fn process(&mut self) -> Result<(), Error> {
         let app_id = self.config.application_id().to_string();
+        let handler = self.config.get_deserialization_handler();
         for (task, t) in self.active.iter_mut() {
             while let Some(record) = t.group.next_record() {
                 let mut ctx = TaskContext {
@@ -344,14 +342,9 @@ impl ProcessingRuntime {
                     stores: &mut t.stores,
                     sent: &mut self.stats.sent,
                 };
-                t.processor.process(&mut ctx, &record).map_err(|e| {
-                    log::error!(
-                        "processing {}@{} of task {task} failed: {e}",
-                        record.partition,
-                        record.offset
-                    );
-                    e
-                })?;
+                // default.deserialization.exception.handler: true = skipped (LogAndContinue).
+                let result = t.processor.process(&mut ctx, &record);
+                let skipped = handler.decide(result, task, &record)?;
                 for store in t.stores.values_mut() {
                     for c in store.take_changelog() {
                         let topic = changelog_topic(&app_id, store.name());
@@ -364,7 +357,10 @@ impl ProcessingRuntime {
                 }
                 // Committable only now: a failed record is processed again after a restart.
                 t.group.processed(&record);
-                self.stats.processed += 1;
+                match skipped {
+                    true => self.stats.dropped_records += 1,
+                    false => self.stats.processed += 1,
+                }
             }
         }
         Ok(())

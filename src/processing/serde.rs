@@ -3,15 +3,31 @@
 //!
 //! A Kafka null (a record without key or value) is `None` at the call sites and never
 //! reaches a serde, as Java maps null to null without calling the serializer's logic.
+//!
+//! A serde of an unsized type takes a borrow and gives back the owned form:
+//! [`StringSerde`] serializes a `&str` (no `String` needed) and reads a `String`;
+//! [`ByteArraySerde`] serializes a `&[u8]` and reads a `Vec<u8>`.
+//!
+//! ```
+//! use kafka_streams_group::processing::{LongSerde, Serde, StringSerde};
+//! assert_eq!(StringSerde.serialize("é"), vec![0xc3, 0xa9]);
+//! let word: String = StringSerde.deserialize(b"kafka")?;
+//! assert_eq!(LongSerde.deserialize(&LongSerde.serialize(&7))?, 7);
+//! # Ok::<(), kafka_streams_group::processing::SerdeError>(())
+//! ```
 
 pub use crate::common::SerdeError;
 
 /// Turns values into bytes and back, exactly as the matching Java serde does.
-pub trait Serde<T>: Send + Sync {
+///
+/// `T` may be unsized (`str`, `[u8]`): [`serialize`](Self::serialize) borrows it and
+/// [`deserialize`](Self::deserialize) returns its owned form (`T::Owned`: `String`,
+/// `Vec<u8>`; a sized `Clone` type is its own owned form).
+pub trait Serde<T: ?Sized + ToOwned>: Send + Sync {
     /// The bytes Java's serializer writes for `value`.
     fn serialize(&self, value: &T) -> Vec<u8>;
     /// The value Java's deserializer reads from `bytes`, or the error it would throw.
-    fn deserialize(&self, bytes: &[u8]) -> Result<T, SerdeError>;
+    fn deserialize(&self, bytes: &[u8]) -> Result<T::Owned, SerdeError>;
 }
 
 /// `Serdes.String()`: UTF-8 bytes; reading replaces malformed UTF-8 by U+FFFD as Java's
@@ -19,8 +35,8 @@ pub trait Serde<T>: Send + Sync {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StringSerde;
 
-impl Serde<String> for StringSerde {
-    fn serialize(&self, value: &String) -> Vec<u8> {
+impl Serde<str> for StringSerde {
+    fn serialize(&self, value: &str) -> Vec<u8> {
         value.as_bytes().to_vec()
     }
 
@@ -79,9 +95,9 @@ impl Serde<i32> for IntegerSerde {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ByteArraySerde;
 
-impl Serde<Vec<u8>> for ByteArraySerde {
-    fn serialize(&self, value: &Vec<u8>) -> Vec<u8> {
-        value.clone()
+impl Serde<[u8]> for ByteArraySerde {
+    fn serialize(&self, value: &[u8]) -> Vec<u8> {
+        value.to_vec()
     }
 
     fn deserialize(&self, bytes: &[u8]) -> Result<Vec<u8>, SerdeError> {
@@ -100,12 +116,17 @@ mod tests {
     /// The probe bytes of streams-data-path.md §7 (Java 4.4.0 serializers).
     #[test]
     fn java_probe_bytes() {
-        assert_eq!(hex(&StringSerde.serialize(&"é".to_owned())), "c3a9");
-        assert_eq!(StringSerde.serialize(&String::new()), Vec::<u8>::new());
+        assert_eq!(hex(&StringSerde.serialize("é")), "c3a9");
+        assert_eq!(StringSerde.serialize(""), Vec::<u8>::new());
+        // An owned String still serializes, by deref.
+        let owned = String::from("é");
+        assert_eq!(StringSerde.serialize(&owned), vec![0xc3, 0xa9]);
         assert_eq!(hex(&LongSerde.serialize(&1)), "0000000000000001");
         assert_eq!(hex(&LongSerde.serialize(&-2)), "fffffffffffffffe");
         assert_eq!(hex(&IntegerSerde.serialize(&258)), "00000102");
-        assert_eq!(ByteArraySerde.serialize(&vec![0, 255, 7]), vec![0, 255, 7]);
+        assert_eq!(ByteArraySerde.serialize(&[0, 255, 7]), vec![0, 255, 7]);
+        let owned: Vec<u8> = b"\x01".to_vec();
+        assert_eq!(ByteArraySerde.serialize(&owned), vec![1]);
     }
 
     #[test]
@@ -122,9 +143,8 @@ mod tests {
             );
         }
         for s in ["", "kafka", "é", "日本語", "🦀 crab"] {
-            let s = s.to_owned();
             assert_eq!(
-                StringSerde.deserialize(&StringSerde.serialize(&s)).unwrap(),
+                StringSerde.deserialize(&StringSerde.serialize(s)).unwrap(),
                 s
             );
         }

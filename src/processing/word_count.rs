@@ -20,7 +20,7 @@ use crate::streams::{StreamsTaskId, StreamsTopology, Subtopology, TopicInfo};
 
 use super::app::StreamsApp;
 use super::context::{Processor, TaskContext};
-use super::serde::{LongSerde, Serde};
+use super::serde::{LongSerde, Serde, StringSerde};
 use super::store::StoreFormat;
 use super::task::InputRecord;
 
@@ -127,9 +127,9 @@ struct Split {
 
 impl Processor for Split {
     fn process(&mut self, ctx: &mut TaskContext<'_>, record: &InputRecord) -> Result<(), Error> {
-        let value = record
-            .value
-            .as_deref()
+        // Serdes.String(): never fails (malformed UTF-8 becomes U+FFFD, as in Java).
+        let line = record
+            .value_with(&StringSerde)?
             .ok_or_else(|| Error::InvalidConfiguration {
                 field: "record",
                 reason: format!(
@@ -138,7 +138,6 @@ impl Processor for Split {
                     record.partition, record.offset
                 ),
             })?;
-        let line = String::from_utf8_lossy(value);
         for word in split_words(&line) {
             let w = word.as_bytes();
             ctx.send(
