@@ -284,6 +284,10 @@ pub enum Error {
     /// serde and, when known, the topic are named.
     #[error("cannot deserialize: {0}")]
     Serde(#[from] crate::processing::SerdeError),
+    /// The fetcher cannot go on reading a partition: its log was truncated under the
+    /// position (an unclean leader election) or its data holds no complete batch.
+    #[error(transparent)]
+    Consumer(#[from] crate::consumer::ConsumerError),
 }
 
 /// Errors are cloned so that a stopped session can report its error to every caller, the
@@ -352,6 +356,7 @@ impl Clone for Error {
             Error::Closed => Error::Closed,
             Error::Membership(e) => Error::Membership(e.clone()),
             Error::Serde(e) => Error::Serde(e.clone()),
+            Error::Consumer(e) => Error::Consumer(e.clone()),
         }
     }
 }
@@ -391,6 +396,7 @@ impl Error {
             | Error::Unsupported { .. }
             | Error::Membership(_)
             | Error::Serde(_)
+            | Error::Consumer(_)
             | Error::Closed => false,
         }
     }

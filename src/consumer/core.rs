@@ -18,6 +18,7 @@ use crate::protocol::{BrokerErrorKind, Uuid};
 use crate::streams::commit::TopicPartition;
 
 use super::config::{FetchSettings, IsolationLevel, OffsetReset};
+use super::error::ConsumerError;
 use super::records::PartitionRecords;
 
 /// The first Fetch version that names topics by id.
@@ -197,6 +198,15 @@ impl FetcherCore {
     /// The error an answer left for the caller, if any.
     pub fn take_error(&mut self) -> Option<Error> {
         self.error.take()
+    }
+
+    /// Keeps `e` for the next poll (an earlier error, not yet taken, wins).
+    pub fn defer_error(&mut self, e: Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        } else {
+            log::debug!("fetcher: {e} (after an earlier error not yet returned)");
+        }
     }
 
     /// Loads topic ids and leaders. Stays stale while an assigned partition has no leader.
@@ -491,6 +501,9 @@ impl FetcherCore {
             }
             return out;
         }
+        // Whether an earlier partition of this answer carried bytes: the broker then read this
+        // one without its one-whole-batch guarantee, so a cut batch here is no error.
+        let mut data_before = false;
         for t in resp.responses {
             let Some(name) = self.topic_name(&t.topic, t.topic_id) else {
                 log::debug!("Fetch answer for unknown topic id {:?}", t.topic_id);
@@ -530,6 +543,8 @@ impl FetcherCore {
                     }
                 }
                 let buf = p.records.unwrap_or_default();
+                let cut_allowed = data_before;
+                data_before |= !buf.is_empty();
                 let mut filter = rc.then(|| {
                     ReadCommitted::new(p.aborted_transactions.iter().flatten().map(|a| {
                         AbortedTransaction {
@@ -543,6 +558,7 @@ impl FetcherCore {
                 let mut reader = BatchReader::new(&buf);
                 let mut at = 0usize;
                 let mut failure = None;
+                let mut complete = 0usize;
                 for raw in reader.by_ref() {
                     let raw = match raw {
                         Ok(raw) => raw,
@@ -551,6 +567,7 @@ impl FetcherCore {
                             break;
                         }
                     };
+                    complete += 1;
                     let start = at;
                     at += raw.bytes.len();
                     let h = raw.header;
@@ -577,6 +594,21 @@ impl FetcherCore {
                         broker: None,
                         message: format!("corrupt record batch in {tp} after offset {next}: {e}"),
                     });
+                } else if complete == 0 && !buf.is_empty() {
+                    if cut_allowed {
+                        log::debug!(
+                            "{tp}: {} bytes cut by fetch.max.bytes at offset {from}; fetching again",
+                            buf.len()
+                        );
+                    } else {
+                        self.error = Some(Error::Consumer(ConsumerError::NoCompleteBatch {
+                            partition: tp.clone(),
+                            offset: from,
+                            bytes: buf.len(),
+                            partition_max_bytes: self.settings.partition_max_bytes,
+                            max_bytes: self.settings.max_bytes,
+                        }));
+                    }
                 }
                 s.position = Some(next);
                 if !batches.is_empty() {

@@ -181,7 +181,14 @@ impl Fetcher {
                         log::debug!("Fetch to node {node}: {e}; refreshing metadata");
                         self.core.invalidate_metadata();
                     }
-                    Err(e) => return Err(client_error(e)),
+                    Err(e) if out.is_empty() => return Err(client_error(e)),
+                    Err(e) => {
+                        // Records of other leaders are in hand and their positions moved:
+                        // return them; the error comes with the next poll (as Java does).
+                        log::debug!("Fetch to node {node}: {e}; returned with the next poll");
+                        self.core.defer_error(client_error(e));
+                        break;
+                    }
                 }
             }
             if !out.is_empty() {

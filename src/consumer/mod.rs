@@ -19,11 +19,13 @@
 
 mod config;
 mod core;
+mod error;
 mod fetcher;
 mod records;
 
 pub use self::config::{FetchSettings, FetcherConfig, IsolationLevel, OffsetReset, FETCHER_KEYS};
 pub use self::core::FetcherCore;
+pub use self::error::ConsumerError;
 pub use self::fetcher::Fetcher;
 pub use self::records::{FetchedBatch, PartitionRecords};
 

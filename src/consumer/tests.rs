@@ -397,3 +397,52 @@ fn end_offsets_of_any_partition_per_leader_without_touching_positions() {
     );
     assert!(e.to_string().contains("t-1"), "{e}");
 }
+
+/// Issue 21 item 7: bytes without a complete batch are fetched again when an earlier
+/// partition of the same answer carried data (the broker cut them at `fetch.max.bytes`), and
+/// an error naming partition, offset and sizes when they are the answer's first data (the
+/// broker guarantees one whole batch there, so fetching again would loop forever).
+#[test]
+fn bytes_without_a_complete_batch_are_a_cut_or_an_error() {
+    let mut c = core(OffsetReset::Earliest, IsolationLevel::ReadUncommitted);
+    c.update_metadata(&metadata(&[(1, 5), (1, 7)]));
+    c.seek(&tp(0), 0).unwrap();
+    c.seek(&tp(1), 3).unwrap();
+    let mut whole = Vec::new();
+    batch(&mut whole, 0, &["a", "b"], Compression::None);
+    let mut cut = Vec::new();
+    batch(&mut cut, 3, &["c", "d"], Compression::None);
+    cut.truncate(30);
+    let mut resp = answer(0, whole, BrokerErrorKind::None);
+    let mut second = answer(1, cut.clone(), BrokerErrorKind::None);
+    resp.responses[0]
+        .partitions
+        .append(&mut second.responses[0].partitions);
+    let out = c.handle_fetch(resp);
+    assert_eq!(values(&out), [(0, "a".into()), (1, "b".into())]);
+    assert!(
+        c.take_error().is_none(),
+        "a cut after data is fetched again"
+    );
+    assert_eq!(c.position(&tp(1)), Some(3));
+    // Alone (the first data of the answer): an error, the position kept.
+    assert!(c
+        .handle_fetch(answer(1, cut, BrokerErrorKind::None))
+        .is_empty());
+    let e = c.take_error().expect("no complete batch reported");
+    assert!(
+        matches!(
+            &e,
+            Error::Consumer(ConsumerError::NoCompleteBatch { partition, offset: 3, bytes: 30, .. })
+                if *partition == tp(1)
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("max.partition.fetch.bytes"), "{e}");
+    assert_eq!(c.position(&tp(1)), Some(3));
+    // Empty data is no error.
+    assert!(c
+        .handle_fetch(answer(1, Vec::new(), BrokerErrorKind::None))
+        .is_empty());
+    assert!(c.take_error().is_none());
+}
