@@ -146,6 +146,9 @@ if [ $unit_only -eq 0 ]; then
     # Leader move while fetching and producing (issue 15), on the same 3 nodes.
     KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_fetcher -- --ignored \
       --nocapture leader_move || failed=1
+    # An unclean leader election under the fetcher's position (issue 21, KIP-320), ~30 s.
+    KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_unclean_election -- \
+      --ignored --nocapture || failed=1
     stop_broker
     soak_secs=${KSG_SOAK_SECS:-300}
     if [ "$soak_secs" -gt 0 ]; then

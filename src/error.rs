@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::common::{SaslError, SerdeError};
+use crate::common::{ConsumerError, SaslError, SerdeError};
 use crate::protocol::{BrokerErrorKind, DecodeError, EncodeError};
 
 /// `std::result::Result` with this crate's [`Error`].
@@ -305,6 +305,10 @@ pub enum Error {
         /// What the serde found wrong with the bytes.
         message: String,
     },
+    /// The fetcher cannot go on reading a partition: its log was truncated under the
+    /// position (an unclean leader election) or its data holds no complete batch.
+    #[error(transparent)]
+    Consumer(#[from] ConsumerError),
 }
 
 /// Errors are cloned so that a stopped session can report its error to every caller, the
@@ -386,6 +390,7 @@ impl Clone for Error {
                 part,
                 message: message.clone(),
             },
+            Error::Consumer(e) => Error::Consumer(e.clone()),
         }
     }
 }
@@ -426,6 +431,7 @@ impl Error {
             | Error::Membership(_)
             | Error::Serde(_)
             | Error::Deserialization { .. }
+            | Error::Consumer(_)
             | Error::Closed => false,
         }
     }

@@ -168,8 +168,19 @@ impl Producer {
     }
 }
 
-/// `n` varied records: keys and null keys, empty, null and 100 KB values, headers.
+/// Milliseconds since the epoch, now.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// `n` varied records: keys and null keys, empty, null and 100 KB values, headers. Their
+/// timestamps are the current time: records stamped older than the broker's `retention.ms`
+/// (7 days by default) are deleted by its next retention check (every 5 minutes by default),
+/// which moved the log start under tests that read from offset 0.
 fn records(tag: &str, n: usize, big: bool) -> Vec<Rec> {
+    let base = now_ms();
     (0..n)
         .map(|i| {
             let key = (i % 5 != 0).then(|| format!("{tag}-key-{i}").into_bytes());
@@ -187,7 +198,7 @@ fn records(tag: &str, n: usize, big: bool) -> Vec<Rec> {
                     )
                 })
                 .collect();
-            (key, value, 1_700_000_000_000 + i as i64, headers)
+            (key, value, base + i as i64, headers)
         })
         .collect()
 }
@@ -205,7 +216,10 @@ fn drain(f: &mut Fetcher, want: &BTreeMap<i32, usize>) -> BTreeMap<i32, Vec<(i64
         .iter()
         .any(|(p, n)| got.get(p).map_or(0, Vec::len) < *n)
     {
-        assert!(Instant::now() < until, "timed out; got {:?}", counts(&got));
+        if Instant::now() >= until {
+            assert_log_start_zero(f);
+            panic!("timed out; got {:?}", counts(&got));
+        }
         for part in f
             .poll(Instant::now() + Duration::from_secs(1))
             .expect("poll")
@@ -230,6 +244,27 @@ fn drain(f: &mut Fetcher, want: &BTreeMap<i32, usize>) -> BTreeMap<i32, Vec<(i64
         }
     }
     got
+}
+
+/// Fails with a clear message if the log start of an assigned partition is no longer 0:
+/// the broker deleted records under the test (retention, DeleteRecords), so a test that reads
+/// from the start cannot see them all.
+fn assert_log_start_zero(f: &mut Fetcher) {
+    let assigned = f.assignment();
+    let starts = f
+        .beginning_offsets(&assigned, secs(10))
+        .expect("log start offsets");
+    let moved: Vec<String> = starts
+        .iter()
+        .filter(|(_, start)| **start > 0)
+        .map(|(tp, start)| format!("{tp} starts at {start}"))
+        .collect();
+    assert!(
+        moved.is_empty(),
+        "the log start moved under the test ({}): the broker deleted records it wrote (records \
+         stamped older than retention.ms are deleted at the next retention check)",
+        moved.join(", ")
+    );
 }
 
 fn counts(got: &BTreeMap<i32, Vec<(i64, Rec)>>) -> BTreeMap<i32, usize> {
@@ -515,11 +550,19 @@ fn leader_move_while_fetching_loses_and_repeats_nothing() {
         common::kafka_sh(&run_dir, &["kill-node", &leader.to_string()], &[]);
         let until = secs(120);
         while got.len() < total {
-            assert!(
-                Instant::now() < until,
-                "fetched {} of {total} records",
-                got.len()
-            );
+            if Instant::now() >= until {
+                assert_log_start_zero(&mut f);
+                panic!("fetched {} of {total} records", got.len());
+            }
+            if got.last().is_some_and(|r| r.0 != got.len() as i64 - 1) {
+                // A gap: records were skipped (a reset after OFFSET_OUT_OF_RANGE?).
+                assert_log_start_zero(&mut f);
+                panic!(
+                    "offsets not consecutive: record {} has offset {:?}",
+                    got.len() - 1,
+                    got.last().map(|r| r.0)
+                );
+            }
             for part in f
                 .poll(Instant::now() + Duration::from_secs(1))
                 .expect("poll")

@@ -71,11 +71,19 @@ fn contents(s: &KeyValueStore) -> Vec<(Vec<u8>, Vec<u8>, i64)> {
         .collect()
 }
 
+/// The timestamp of the first update [`churn`] writes: an hour before this process started.
+/// Not a fixed date: changelog records stamped older than retention.ms (7 days by default)
+/// are deleted by the broker's next retention check, under the test.
+fn churn_base() -> i64 {
+    static BASE: std::sync::OnceLock<i64> = std::sync::OnceLock::new();
+    *BASE.get_or_init(|| now_ms() - 3_600_000)
+}
+
 /// Writes `n` updates (puts, overwrites, deletes) into `s` starting at `from`.
 fn churn(s: &mut KeyValueStore, from: usize, n: usize) {
     for i in from..from + n {
         let key = format!("k{}", (i * 7919) % 997);
-        let ts = 1_700_000_000_000 + i as i64;
+        let ts = churn_base() + i as i64;
         if i % 11 == 0 {
             s.put(key.as_bytes(), None, ts);
         } else {

@@ -6,64 +6,84 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::common::TopicPartition;
 use crate::error::{BrokerErrorContext, Error};
-use crate::protocol::api::fetch::{FetchPartition, FetchRequest, FetchResponse, FetchTopic};
+use crate::protocol::api::fetch::{FetchPartition, FetchRequest, FetchTopic};
 use crate::protocol::api::list_offsets::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopic,
     EARLIEST_TIMESTAMP, LATEST_TIMESTAMP,
 };
 use crate::protocol::api::metadata::MetadataResponse;
-use crate::protocol::records::{
-    admit_uncommitted, AbortedTransaction, Admit, BatchReader, DecodeLimits, ReadCommitted,
-};
+use crate::protocol::records::DecodeLimits;
 use crate::protocol::{BrokerErrorKind, Uuid};
 
 use super::config::{FetchSettings, IsolationLevel, OffsetReset};
-use super::records::PartitionRecords;
 
 /// The first Fetch version that names topics by id.
 const FETCH_TOPIC_IDS_FROM: i16 = 13;
 
 /// One assigned partition.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct PartitionState {
+pub(super) struct PartitionState {
     /// The next offset to fetch; `None` until a reset or seek gives one.
-    position: Option<i64>,
+    pub(super) position: Option<i64>,
     /// Not fetched while set.
-    paused: bool,
+    pub(super) paused: bool,
     /// A reset asked for by `seek_to_beginning`/`seek_to_end`, else the configured policy.
-    reset: Option<OffsetReset>,
+    pub(super) reset: Option<OffsetReset>,
     /// The position the broker answered OFFSET_OUT_OF_RANGE for (for the `none` error).
-    out_of_range: Option<i64>,
+    pub(super) out_of_range: Option<i64>,
+    /// The leader epoch of the last record consumed before `position` (KIP-320); `None`
+    /// after a seek or reset, when it is unknown.
+    pub(super) offset_epoch: Option<i32>,
+    /// The leader epoch last seen in metadata: a higher one means a leader change, after
+    /// which the position is validated before fetching again.
+    pub(super) leader_epoch: Option<i32>,
+    /// The position waits for an OffsetForLeaderEpoch answer and is not fetched.
+    pub(super) validating: bool,
+}
+
+impl PartitionState {
+    /// A new position without a known epoch (seek, reset): nothing to validate.
+    pub(super) fn set_position(&mut self, position: Option<i64>) {
+        self.position = position;
+        self.out_of_range = None;
+        self.offset_epoch = None;
+        self.validating = false;
+    }
+
+    /// Whether a Fetch may be sent for this partition.
+    pub(super) fn fetchable(&self) -> bool {
+        self.position.is_some() && !self.paused && !self.validating
+    }
 }
 
 /// A partition's leader from Metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Leader {
-    node: i32,
-    epoch: i32,
+pub(super) struct Leader {
+    pub(super) node: i32,
+    pub(super) epoch: i32,
 }
 
 #[derive(Debug, Clone, Default)]
-struct TopicInfo {
-    id: Uuid,
-    leaders: HashMap<i32, Leader>,
+pub(super) struct TopicInfo {
+    pub(super) id: Uuid,
+    pub(super) leaders: HashMap<i32, Leader>,
 }
 
 /// The state of a fetcher. See the module docs.
 #[derive(Debug, Clone)]
 pub struct FetcherCore {
-    settings: FetchSettings,
-    limits: DecodeLimits,
-    assigned: BTreeMap<TopicPartition, PartitionState>,
-    topics: HashMap<String, TopicInfo>,
-    metadata_stale: bool,
+    pub(super) settings: FetchSettings,
+    pub(super) limits: DecodeLimits,
+    pub(super) assigned: BTreeMap<TopicPartition, PartitionState>,
+    pub(super) topics: HashMap<String, TopicInfo>,
+    pub(super) metadata_stale: bool,
     /// A non-retriable error from an answer, returned by the next poll.
-    error: Option<Error>,
+    pub(super) error: Option<Error>,
 }
 
 /// Whether an error code means "the leader moved or is not known yet": refresh metadata and
 /// fetch again.
-fn leader_error(kind: BrokerErrorKind) -> bool {
+pub(super) fn leader_error(kind: BrokerErrorKind) -> bool {
     matches!(
         kind,
         BrokerErrorKind::NotLeaderOrFollower
@@ -80,7 +100,12 @@ fn leader_error(kind: BrokerErrorKind) -> bool {
     ) || kind.is_retriable()
 }
 
-fn broker_error(api: &'static str, kind: BrokerErrorKind, code: i16, what: String) -> Error {
+pub(super) fn broker_error(
+    api: &'static str,
+    kind: BrokerErrorKind,
+    code: i16,
+    what: String,
+) -> Error {
     Error::Broker {
         kind,
         code,
@@ -155,18 +180,16 @@ impl FetcherCore {
             });
         }
         let s = self.state(tp)?;
-        s.position = Some(offset);
+        s.set_position(Some(offset));
         s.reset = None;
-        s.out_of_range = None;
         Ok(())
     }
 
     /// Forgets the position and resets it by `reset` (earliest or latest) at the next poll.
     pub fn seek_to(&mut self, tp: &TopicPartition, reset: OffsetReset) -> Result<(), Error> {
         let s = self.state(tp)?;
-        s.position = None;
+        s.set_position(None);
         s.reset = Some(reset);
-        s.out_of_range = None;
         Ok(())
     }
 
@@ -199,6 +222,15 @@ impl FetcherCore {
         self.error.take()
     }
 
+    /// Keeps `e` for the next poll (an earlier error, not yet taken, wins).
+    pub fn defer_error(&mut self, e: Error) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        } else {
+            log::debug!("fetcher: {e} (after an earlier error not yet returned)");
+        }
+    }
+
     /// Loads topic ids and leaders. Stays stale while an assigned partition has no leader.
     pub fn update_metadata(&mut self, md: &MetadataResponse) {
         for t in &md.topics {
@@ -228,9 +260,34 @@ impl FetcherCore {
             self.topics.insert(name.clone(), info);
         }
         self.metadata_stale = self.assigned.keys().any(|tp| self.leader(tp).is_none());
+        self.note_leader_epochs();
     }
 
-    fn leader(&self, tp: &TopicPartition) -> Option<Leader> {
+    /// Records each assigned partition's leader epoch; a higher one than seen before is a
+    /// leader change, after which a position with a known epoch is validated (KIP-320).
+    fn note_leader_epochs(&mut self) {
+        let epochs: Vec<(TopicPartition, i32)> = self
+            .assigned
+            .keys()
+            .filter_map(|tp| Some((tp.clone(), self.leader(tp)?.epoch)))
+            .filter(|(_, epoch)| *epoch >= 0)
+            .collect();
+        for (tp, epoch) in epochs {
+            let Some(s) = self.assigned.get_mut(&tp) else {
+                continue;
+            };
+            if s.leader_epoch.is_some_and(|seen| epoch <= seen) {
+                continue;
+            }
+            if s.leader_epoch.is_some() && s.offset_epoch.is_some() && s.position.is_some() {
+                log::debug!("{tp}: leader epoch {epoch}, validating the position");
+                s.validating = true;
+            }
+            s.leader_epoch = Some(epoch);
+        }
+    }
+
+    pub(super) fn leader(&self, tp: &TopicPartition) -> Option<Leader> {
         self.topics
             .get(&tp.topic)?
             .leaders
@@ -286,9 +343,8 @@ impl FetcherCore {
                 match p.error() {
                     BrokerErrorKind::None if p.offset >= 0 => {
                         log::debug!("{tp}: reset to offset {}", p.offset);
-                        s.position = Some(p.offset);
+                        s.set_position(Some(p.offset));
                         s.reset = None;
-                        s.out_of_range = None;
                     }
                     kind if leader_error(kind) => {
                         log::debug!("{tp}: ListOffsets {kind}, refreshing metadata");
@@ -412,7 +468,7 @@ impl FetcherCore {
         let mut nodes: Vec<i32> = self
             .assigned
             .iter()
-            .filter(|(_, s)| !s.paused && s.position.is_some())
+            .filter(|(_, s)| s.fetchable())
             .filter_map(|(tp, _)| self.leader(tp).map(|l| l.node))
             .collect();
         nodes.sort_unstable();
@@ -426,7 +482,7 @@ impl FetcherCore {
         let by_id = version >= FETCH_TOPIC_IDS_FROM;
         let mut topics: Vec<FetchTopic> = Vec::new();
         for (tp, s) in &self.assigned {
-            let (Some(position), false) = (s.position, s.paused) else {
+            let (Some(position), true) = (s.position, s.fetchable()) else {
                 continue;
             };
             let Some(leader) = self.leader(tp).filter(|l| l.node == node) else {
@@ -436,6 +492,9 @@ impl FetcherCore {
                 partition: tp.partition,
                 current_leader_epoch: leader.epoch,
                 fetch_offset: position,
+                // The broker answers a diverging epoch when its log does not hold this
+                // epoch up to the position (Fetch v12+; older versions leave it out).
+                last_fetched_epoch: s.offset_epoch.unwrap_or(-1),
                 partition_max_bytes: self.settings.partition_max_bytes,
                 ..Default::default()
             };
@@ -463,7 +522,7 @@ impl FetcherCore {
         }
     }
 
-    fn topic_name(&self, name: &str, id: Uuid) -> Option<String> {
+    pub(super) fn topic_name(&self, name: &str, id: Uuid) -> Option<String> {
         if !name.is_empty() {
             return Some(name.to_owned());
         }
@@ -471,127 +530,5 @@ impl FetcherCore {
             .iter()
             .find(|(_, t)| t.id == id && id != Uuid::ZERO)
             .map(|(n, _)| n.clone())
-    }
-
-    /// Applies a Fetch answer: the records of every partition whose position it matches
-    /// (the record bytes move out of `resp`), positions advanced past them.
-    pub fn handle_fetch(&mut self, resp: FetchResponse) -> Vec<PartitionRecords> {
-        let mut out = Vec::new();
-        let top = resp.error();
-        if top != BrokerErrorKind::None {
-            if leader_error(top) {
-                self.metadata_stale = true;
-            } else {
-                self.error = Some(broker_error(
-                    "Fetch",
-                    top,
-                    resp.error_code,
-                    "fetching records".to_owned(),
-                ));
-            }
-            return out;
-        }
-        for t in resp.responses {
-            let Some(name) = self.topic_name(&t.topic, t.topic_id) else {
-                log::debug!("Fetch answer for unknown topic id {:?}", t.topic_id);
-                self.metadata_stale = true;
-                continue;
-            };
-            for p in t.partitions {
-                let tp = TopicPartition::new(name.clone(), p.partition_index);
-                let rc = self.settings.isolation == IsolationLevel::ReadCommitted;
-                let Some(s) = self.assigned.get_mut(&tp) else {
-                    continue;
-                };
-                let (Some(from), false) = (s.position, s.paused) else {
-                    continue;
-                };
-                match p.error() {
-                    BrokerErrorKind::None => {}
-                    BrokerErrorKind::OffsetOutOfRange => {
-                        log::info!("{tp}: offset {from} out of range, resetting");
-                        s.position = None;
-                        s.out_of_range = Some(from);
-                        continue;
-                    }
-                    kind if leader_error(kind) => {
-                        log::debug!("{tp}: Fetch {kind}, refreshing metadata");
-                        self.metadata_stale = true;
-                        continue;
-                    }
-                    kind => {
-                        self.error = Some(broker_error(
-                            "Fetch",
-                            kind,
-                            p.error_code,
-                            format!("fetching {tp} at offset {from}"),
-                        ));
-                        continue;
-                    }
-                }
-                let buf = p.records.unwrap_or_default();
-                let mut filter = rc.then(|| {
-                    ReadCommitted::new(p.aborted_transactions.iter().flatten().map(|a| {
-                        AbortedTransaction {
-                            producer_id: a.producer_id,
-                            first_offset: a.first_offset,
-                        }
-                    }))
-                });
-                let mut batches = Vec::new();
-                let mut next = from;
-                let mut reader = BatchReader::new(&buf);
-                let mut at = 0usize;
-                let mut failure = None;
-                for raw in reader.by_ref() {
-                    let raw = match raw {
-                        Ok(raw) => raw,
-                        Err(e) => {
-                            failure = Some(e);
-                            break;
-                        }
-                    };
-                    let start = at;
-                    at += raw.bytes.len();
-                    let h = raw.header;
-                    if h.next_offset() <= from {
-                        continue;
-                    }
-                    let admit = match &mut filter {
-                        Some(f) => match f.admit(&raw) {
-                            Ok(a) => a,
-                            Err(e) => {
-                                failure = Some(e);
-                                break;
-                            }
-                        },
-                        None => admit_uncommitted(&raw),
-                    };
-                    next = h.next_offset();
-                    if admit == Admit::Deliver {
-                        batches.push((h, start..at));
-                    }
-                }
-                if let Some(e) = failure {
-                    self.error = Some(Error::Protocol {
-                        broker: None,
-                        message: format!("corrupt record batch in {tp} after offset {next}: {e}"),
-                    });
-                }
-                s.position = Some(next);
-                if !batches.is_empty() {
-                    out.push(PartitionRecords {
-                        tp,
-                        buf,
-                        batches,
-                        from,
-                        next_offset: next,
-                        high_watermark: p.high_watermark,
-                        limits: self.limits,
-                    });
-                }
-            }
-        }
-        out
     }
 }

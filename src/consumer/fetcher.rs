@@ -113,7 +113,11 @@ impl Fetcher {
     /// Partitions without a position are reset first (ListOffsets by `auto.offset.reset`;
     /// `none` is an error naming the partition). A moved leader (NOT_LEADER_OR_FOLLOWER,
     /// FENCED_LEADER_EPOCH, ...) or a lost connection refreshes the metadata and the poll
-    /// goes on. Each Fetch asks the broker to wait at most `fetch.max.wait.ms` and never
+    /// goes on. After a leader change each position is validated (KIP-320: the leader epoch
+    /// of the last record consumed is sent with every Fetch and, after a change, asked with
+    /// OffsetForLeaderEpoch): a log truncated under it (unclean leader election) moves it
+    /// back to the first offset known to diverge, or, under `auto.offset.reset=none`, is
+    /// [`ConsumerError::LogTruncation`](super::ConsumerError::LogTruncation). Each Fetch asks the broker to wait at most `fetch.max.wait.ms` and never
     /// past `deadline`.
     pub fn poll(&mut self, deadline: Instant) -> Result<Vec<PartitionRecords>, Error> {
         let backoff = self.config.client().get_retry_backoff().0;
@@ -147,6 +151,7 @@ impl Fetcher {
                     Err(e) => return Err(client_error(e)),
                 }
             }
+            self.validate_positions(deadline)?;
             let nodes = self.core.fetch_nodes();
             if nodes.is_empty() {
                 // Nothing to fetch (all paused, none assigned, resets pending): wait a
@@ -181,7 +186,14 @@ impl Fetcher {
                         log::debug!("Fetch to node {node}: {e}; refreshing metadata");
                         self.core.invalidate_metadata();
                     }
-                    Err(e) => return Err(client_error(e)),
+                    Err(e) if out.is_empty() => return Err(client_error(e)),
+                    Err(e) => {
+                        // Records of other leaders are in hand and their positions moved:
+                        // return them; the error comes with the next poll (as Java does).
+                        log::debug!("Fetch to node {node}: {e}; returned with the next poll");
+                        self.core.defer_error(client_error(e));
+                        break;
+                    }
                 }
             }
             if !out.is_empty() {
@@ -288,6 +300,22 @@ impl Fetcher {
         let names: Vec<&str> = topics.iter().map(String::as_str).collect();
         let md = self.client.metadata(Some(&names), deadline)?;
         self.core.update_metadata(&md);
+        Ok(())
+    }
+
+    /// Sends the OffsetForLeaderEpoch requests that validate positions after a leader
+    /// change (KIP-320); a retriable failure refreshes the metadata and asks again later.
+    fn validate_positions(&mut self, deadline: Instant) -> Result<(), Error> {
+        for (node, req) in self.core.validation_requests() {
+            match self.client.send(BrokerTarget::Node(node), &req, deadline) {
+                Ok(resp) => self.core.handle_validation(&resp),
+                Err(e) if e.is_retriable() => {
+                    log::debug!("OffsetForLeaderEpoch to node {node}: {e}");
+                    self.core.invalidate_metadata();
+                }
+                Err(e) => return Err(client_error(e)),
+            }
+        }
         Ok(())
     }
 

@@ -5,7 +5,11 @@
 //!   `auto.offset.reset` through ListOffsets, one sessionless Fetch per leader from a
 //!   metadata snapshot (topic ids from Fetch v13), and what each answer changes: records
 //!   indexed (control batches and, under `read_committed`, aborted data dropped), positions
-//!   advanced, OFFSET_OUT_OF_RANGE reset, leader errors turned into a metadata refresh.
+//!   advanced, OFFSET_OUT_OF_RANGE reset, leader errors turned into a metadata refresh;
+//!   KIP-320: each position keeps the leader epoch of the last record consumed, sent with
+//!   every Fetch (`last_fetched_epoch`) and validated with OffsetForLeaderEpoch after a
+//!   leader change, so that a log truncated under it (unclean leader election) is found
+//!   ([`ConsumerError::LogTruncation`], or a move back to the divergence point).
 //! * [`Fetcher`]: the blocking shell on a [`Client`](crate::client::Client); `poll(deadline)`.
 //! * [`PartitionRecords`]: one partition's fetched bytes, owned (moved out of the response,
 //!   not copied); [`PartitionRecords::batches`] decodes a batch at a time and its records
@@ -17,15 +21,18 @@
 //! Metrics: requests, bytes, errors and reconnects go to the configuration's
 //! [`ClientMetrics`](crate::ClientMetrics) as for every client of the crate.
 
+mod answer;
 mod config;
 mod core;
 mod fetcher;
 mod records;
+mod validate;
 
 pub use self::config::{FetchSettings, FetcherConfig, IsolationLevel, OffsetReset, FETCHER_KEYS};
 pub use self::core::FetcherCore;
 pub use self::fetcher::Fetcher;
 pub use self::records::{FetchedBatch, PartitionRecords};
+pub use crate::common::ConsumerError;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,8 @@ use super::*;
 use crate::common::TopicPartition;
 use crate::error::Error;
 use crate::protocol::api::fetch::{
-    AbortedTransaction as WireAborted, FetchResponse, FetchableTopicResponse, PartitionData,
+    AbortedTransaction as WireAborted, EpochEndOffset as FetchEpochEnd, FetchResponse,
+    FetchableTopicResponse, PartitionData,
 };
 use crate::protocol::api::list_offsets::{
     ListOffsetsPartitionResponse, ListOffsetsResponse, ListOffsetsTopicResponse,
@@ -12,6 +13,10 @@ use crate::protocol::api::list_offsets::{
 };
 use crate::protocol::api::metadata::{
     MetadataResponse, MetadataResponsePartition, MetadataResponseTopic,
+};
+use crate::protocol::api::offset_for_leader_epoch::{
+    EpochEndOffset, OffsetForLeaderEpochResponse, OffsetForLeaderPartition,
+    OffsetForLeaderTopicResult,
 };
 use crate::protocol::records::{
     BatchBuilder, Compression, ControlRecord, ControlRecordType, RecordSpec,
@@ -396,4 +401,252 @@ fn end_offsets_of_any_partition_per_leader_without_touching_positions() {
         Some(BrokerErrorKind::TopicAuthorizationFailed)
     );
     assert!(e.to_string().contains("t-1"), "{e}");
+}
+
+/// Issue 21 item 7: bytes without a complete batch are fetched again when an earlier
+/// partition of the same answer carried data (the broker cut them at `fetch.max.bytes`), and
+/// an error naming partition, offset and sizes when they are the answer's first data (the
+/// broker guarantees one whole batch there, so fetching again would loop forever).
+#[test]
+fn bytes_without_a_complete_batch_are_a_cut_or_an_error() {
+    let mut c = core(OffsetReset::Earliest, IsolationLevel::ReadUncommitted);
+    c.update_metadata(&metadata(&[(1, 5), (1, 7)]));
+    c.seek(&tp(0), 0).unwrap();
+    c.seek(&tp(1), 3).unwrap();
+    let mut whole = Vec::new();
+    batch(&mut whole, 0, &["a", "b"], Compression::None);
+    let mut cut = Vec::new();
+    batch(&mut cut, 3, &["c", "d"], Compression::None);
+    cut.truncate(30);
+    let mut resp = answer(0, whole, BrokerErrorKind::None);
+    let mut second = answer(1, cut.clone(), BrokerErrorKind::None);
+    resp.responses[0]
+        .partitions
+        .append(&mut second.responses[0].partitions);
+    let out = c.handle_fetch(resp);
+    assert_eq!(values(&out), [(0, "a".into()), (1, "b".into())]);
+    assert!(
+        c.take_error().is_none(),
+        "a cut after data is fetched again"
+    );
+    assert_eq!(c.position(&tp(1)), Some(3));
+    // Alone (the first data of the answer): an error, the position kept.
+    assert!(c
+        .handle_fetch(answer(1, cut, BrokerErrorKind::None))
+        .is_empty());
+    let e = c.take_error().expect("no complete batch reported");
+    assert!(
+        matches!(
+            &e,
+            Error::Consumer(ConsumerError::NoCompleteBatch { partition, offset: 3, bytes: 30, .. })
+                if *partition == tp(1)
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("max.partition.fetch.bytes"), "{e}");
+    assert_eq!(c.position(&tp(1)), Some(3));
+    // Empty data is no error.
+    assert!(c
+        .handle_fetch(answer(1, Vec::new(), BrokerErrorKind::None))
+        .is_empty());
+    assert!(c.take_error().is_none());
+}
+
+/// `n` records from `base` in one batch written under leader epoch `epoch`.
+fn epoch_batch(base: i64, n: i64, epoch: i32) -> Vec<u8> {
+    let mut b = BatchBuilder::new(Compression::None)
+        .base_offset(base)
+        .partition_leader_epoch(epoch);
+    for o in base..base + n {
+        b.push(&RecordSpec::new(None, Some(format!("v{o}").as_bytes()), 1))
+            .unwrap();
+    }
+    let mut out = Vec::new();
+    b.finish(&mut out).unwrap();
+    out
+}
+
+/// Partition 0 (leader 1 at epoch 5) read to offset 10 from batches of epochs 4 and 5.
+fn consumed_to_10(reset: OffsetReset) -> FetcherCore {
+    let mut c = core(reset, IsolationLevel::ReadUncommitted);
+    c.seek(&tp(0), 0).unwrap();
+    c.seek(&tp(1), 0).unwrap();
+    assert_eq!(
+        c.fetch_request(1, 18, 0).topics[0].partitions[0].last_fetched_epoch,
+        -1,
+        "no epoch after a seek"
+    );
+    let mut wire = epoch_batch(0, 6, 4);
+    wire.extend(epoch_batch(6, 4, 5));
+    assert_eq!(
+        values(&c.handle_fetch(answer(0, wire, BrokerErrorKind::None))).len(),
+        10
+    );
+    assert_eq!(c.position(&tp(0)), Some(10));
+    let fp = c.fetch_request(1, 18, 0).topics[0].partitions[0];
+    assert_eq!((fp.fetch_offset, fp.current_leader_epoch), (10, 5));
+    assert_eq!(
+        fp.last_fetched_epoch, 5,
+        "the epoch of the last record consumed"
+    );
+    c
+}
+
+fn epoch_answer(
+    partition: i32,
+    error: BrokerErrorKind,
+    epoch: i32,
+    end_offset: i64,
+) -> OffsetForLeaderEpochResponse {
+    OffsetForLeaderEpochResponse {
+        topics: vec![OffsetForLeaderTopicResult {
+            topic: "t".into(),
+            partitions: vec![EpochEndOffset {
+                error_code: error.code(),
+                partition,
+                leader_epoch: epoch,
+                end_offset,
+            }],
+        }],
+        ..Default::default()
+    }
+}
+
+/// Issue 21 item 2 (KIP-320): a leader change stops fetching the partition until
+/// OffsetForLeaderEpoch validated its position; an end at or past it lets it go on.
+#[test]
+fn a_leader_change_validates_the_position_before_fetching_again() {
+    let mut c = consumed_to_10(OffsetReset::Earliest);
+    assert!(c.validation_requests().is_empty());
+    // The same epoch again: no validation.
+    c.update_metadata(&metadata(&[(1, 5), (2, 7)]));
+    assert!(c.validation_requests().is_empty());
+    c.update_metadata(&metadata(&[(3, 6), (2, 7)]));
+    assert_eq!(c.fetch_nodes(), [2], "partition 0 waits for its validation");
+    let reqs = c.validation_requests();
+    assert_eq!(reqs.len(), 1);
+    let (node, req) = &reqs[0];
+    assert_eq!(*node, 3, "asks the new leader");
+    assert_eq!(req.replica_id, -1);
+    assert_eq!(
+        req.topics[0].partitions[0],
+        OffsetForLeaderPartition {
+            partition: 0,
+            current_leader_epoch: 6,
+            leader_epoch: 5
+        }
+    );
+    // A leader error: metadata again, still validating.
+    c.handle_validation(&epoch_answer(0, BrokerErrorKind::FencedLeaderEpoch, -1, -1));
+    assert!(c.needs_metadata());
+    assert_eq!(c.validation_requests().len(), 1);
+    c.handle_validation(&epoch_answer(0, BrokerErrorKind::None, 5, 10));
+    assert!(c.take_error().is_none());
+    assert!(c.validation_requests().is_empty());
+    assert_eq!(c.fetch_nodes(), [2, 3]);
+    assert_eq!(c.position(&tp(0)), Some(10));
+}
+
+/// The new leader's epoch 5 ends at 7 < 10: records 7..10 were truncated. With a reset
+/// policy the position moves back to 7 (not to earliest); under `none` it is a typed error
+/// naming partition, fetch offset and truncation offset, and the partition is not fetched
+/// until the caller seeks.
+#[test]
+fn a_truncated_log_moves_the_position_back_or_is_a_typed_error() {
+    let mut c = consumed_to_10(OffsetReset::Earliest);
+    c.update_metadata(&metadata(&[(3, 6), (2, 7)]));
+    c.handle_validation(&epoch_answer(0, BrokerErrorKind::None, 5, 7));
+    assert!(c.take_error().is_none());
+    assert_eq!(c.position(&tp(0)), Some(7), "back to the divergence");
+    let fp = c.fetch_request(3, 18, 0).topics[0].partitions[0];
+    assert_eq!((fp.fetch_offset, fp.last_fetched_epoch), (7, 5));
+
+    let mut c = consumed_to_10(OffsetReset::None);
+    c.update_metadata(&metadata(&[(3, 6), (2, 7)]));
+    c.handle_validation(&epoch_answer(0, BrokerErrorKind::None, 5, 7));
+    let e = c.take_error().expect("truncation reported");
+    assert!(
+        e.to_string().contains("log truncation detected for t-0"),
+        "{e}"
+    );
+    assert!(matches!(
+        e,
+        Error::Consumer(ConsumerError::LogTruncation {
+            ref partition,
+            fetch_offset: 10,
+            truncation_offset: Some(7)
+        }) if *partition == tp(0)
+    ));
+    assert_eq!(c.position(&tp(0)), Some(10), "the position stays");
+    assert!(!c.fetch_nodes().contains(&3), "not fetched until a seek");
+    assert_eq!(
+        c.validation_requests().len(),
+        1,
+        "asked again by the next poll"
+    );
+    // An epoch the leader does not know: no valid position; under none an error without an
+    // offset, under earliest a reset by the policy.
+    c.handle_validation(&epoch_answer(0, BrokerErrorKind::None, -1, -1));
+    assert!(matches!(
+        c.take_error(),
+        Some(Error::Consumer(ConsumerError::LogTruncation {
+            truncation_offset: None,
+            ..
+        }))
+    ));
+    c.seek(&tp(0), 7).unwrap();
+    assert_eq!(c.fetch_nodes(), [2, 3], "a seek ends the validation");
+
+    let mut c = consumed_to_10(OffsetReset::Earliest);
+    c.update_metadata(&metadata(&[(3, 6), (2, 7)]));
+    c.handle_validation(&epoch_answer(0, BrokerErrorKind::None, -1, -1));
+    assert_eq!(c.position(&tp(0)), None, "reset by the policy");
+    assert_eq!(
+        c.reset_requests().unwrap()[0].1.topics[0].partitions[0].timestamp,
+        EARLIEST_TIMESTAMP
+    );
+}
+
+/// A Fetch answer's diverging epoch (Fetch v12+, the broker compared our last fetched
+/// epoch): the same decision without an OffsetForLeaderEpoch round trip; FENCED_LEADER_EPOCH
+/// asks for a validation.
+#[test]
+fn a_diverging_epoch_in_a_fetch_answer_is_a_truncation() {
+    let mut c = consumed_to_10(OffsetReset::Latest);
+    let mut resp = answer(0, epoch_batch(10, 2, 6), BrokerErrorKind::None);
+    resp.responses[0].partitions[0].diverging_epoch = FetchEpochEnd {
+        epoch: 5,
+        end_offset: 8,
+    };
+    assert!(
+        c.handle_fetch(resp).is_empty(),
+        "no record from a diverged log"
+    );
+    assert_eq!(c.position(&tp(0)), Some(8));
+    assert_eq!(
+        c.fetch_request(1, 18, 0).topics[0].partitions[0].last_fetched_epoch,
+        5
+    );
+
+    let mut c = consumed_to_10(OffsetReset::None);
+    let mut resp = answer(0, Vec::new(), BrokerErrorKind::None);
+    resp.responses[0].partitions[0].diverging_epoch = FetchEpochEnd {
+        epoch: 5,
+        end_offset: 8,
+    };
+    c.handle_fetch(resp);
+    assert!(matches!(
+        c.take_error(),
+        Some(Error::Consumer(ConsumerError::LogTruncation {
+            fetch_offset: 10,
+            truncation_offset: Some(8),
+            ..
+        }))
+    ));
+
+    let mut c = consumed_to_10(OffsetReset::Earliest);
+    c.handle_fetch(answer(0, Vec::new(), BrokerErrorKind::FencedLeaderEpoch));
+    assert!(c.needs_metadata());
+    assert_eq!(c.validation_requests().len(), 1);
+    assert_eq!(c.position(&tp(0)), Some(10));
 }

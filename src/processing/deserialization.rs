@@ -194,8 +194,8 @@ fn serde_message(e: &SerdeError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::TopicPartition;
     use crate::processing::{IntegerSerde, LongSerde, StringSerde};
-    use crate::streams::commit::TopicPartition;
 
     fn record(value: &[u8]) -> InputRecord {
         InputRecord {
