@@ -31,6 +31,10 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(100);
 /// Default retry backoff ceiling (Kafka `retry.backoff.max.ms` = 1 000).
 pub const DEFAULT_RETRY_BACKOFF_MAX: Duration = Duration::from_millis(1000);
+/// Default first reconnect backoff (Kafka `reconnect.backoff.ms` = 50).
+pub const DEFAULT_RECONNECT_BACKOFF: Duration = crate::client::DEFAULT_RECONNECT_BACKOFF;
+/// Default reconnect backoff ceiling (Kafka `reconnect.backoff.max.ms` = 1 000).
+pub const DEFAULT_RECONNECT_BACKOFF_MAX: Duration = crate::client::DEFAULT_RECONNECT_BACKOFF_MAX;
 /// Default largest accepted response frame: 100 MiB (Kafka `socket.request.max.bytes`).
 pub const DEFAULT_MAX_FRAME_SIZE: usize = 100 * 1024 * 1024;
 /// Smallest accepted `max_frame_size`: below this even a metadata response would not fit.
@@ -674,6 +678,8 @@ pub struct ClientConfig {
     request_timeout: Duration,
     retry_backoff: Duration,
     retry_backoff_max: Duration,
+    reconnect_backoff: Duration,
+    reconnect_backoff_max: Duration,
     security_protocol: SecurityProtocol,
     tls: Option<TlsConfig>,
     sasl: Option<SaslConfig>,
@@ -692,6 +698,8 @@ impl ClientConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             retry_backoff: DEFAULT_RETRY_BACKOFF,
             retry_backoff_max: DEFAULT_RETRY_BACKOFF_MAX,
+            reconnect_backoff: DEFAULT_RECONNECT_BACKOFF,
+            reconnect_backoff_max: DEFAULT_RECONNECT_BACKOFF_MAX,
             security_protocol: SecurityProtocol::Plaintext,
             tls: None,
             sasl: None,
@@ -723,6 +731,23 @@ impl ClientConfig {
     pub fn retry_backoff(mut self, base: Duration, max: Duration) -> Self {
         self.retry_backoff = base;
         self.retry_backoff_max = max;
+        self
+    }
+
+    /// How long to wait before connecting again to a broker that could not be connected
+    /// to: `base` after the first failed attempt, doubling with each further one up to `max`,
+    /// each delay varied by ±20 % so that clients do not retry in step; a successful
+    /// connection starts over. Kafka `reconnect.backoff.ms` / `reconnect.backoff.max.ms`;
+    /// defaults [`DEFAULT_RECONNECT_BACKOFF`] (50 ms) and [`DEFAULT_RECONNECT_BACKOFF_MAX`]
+    /// (1 s). A zero `base` turns the backoff off; `max` must not be below `base` (see
+    /// [`validate`](Self::validate)).
+    ///
+    /// Every connection of the client layer (fetcher, producer, group coordinator, admin
+    /// calls) obeys it: a call that needs a broker in backoff waits for the backoff to end,
+    /// never past its own deadline.
+    pub fn reconnect_backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.reconnect_backoff = base;
+        self.reconnect_backoff_max = max;
         self
     }
 
@@ -787,6 +812,11 @@ impl ClientConfig {
         (self.retry_backoff, self.retry_backoff_max)
     }
 
+    /// The reconnect backoff `(base, max)`.
+    pub fn get_reconnect_backoff(&self) -> (Duration, Duration) {
+        (self.reconnect_backoff, self.reconnect_backoff_max)
+    }
+
     /// The security protocol.
     pub fn get_security_protocol(&self) -> SecurityProtocol {
         self.security_protocol
@@ -843,6 +873,15 @@ impl ClientConfig {
                 format!(
                     "base {:?} is larger than max {:?}",
                     self.retry_backoff, self.retry_backoff_max
+                ),
+            );
+        }
+        if self.reconnect_backoff > self.reconnect_backoff_max {
+            return bad(
+                "reconnect_backoff",
+                format!(
+                    "base {:?} is larger than max {:?}",
+                    self.reconnect_backoff, self.reconnect_backoff_max
                 ),
             );
         }

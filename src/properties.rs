@@ -46,6 +46,7 @@
 //! | `request.timeout.ms` | [`ClientConfig::request_timeout`] |
 //! | `socket.connection.setup.timeout.ms` | [`ClientConfig::connect_timeout`] |
 //! | `retry.backoff.ms`, `retry.backoff.max.ms` | [`ClientConfig::retry_backoff`]; as in Java, a base above the maximum gives a constant backoff of the maximum |
+//! | `reconnect.backoff.ms`, `reconnect.backoff.max.ms` | [`ClientConfig::reconnect_backoff`]; `0` allowed (no backoff); as in Java, `reconnect.backoff.ms` without `reconnect.backoff.max.ms` is a constant backoff (logged), and a base above the maximum a constant backoff of the maximum |
 //! | `receive.message.max.bytes`, `message.max.bytes` | [`ClientConfig::max_frame_size`] (the former wins when both are given) |
 //! | `application.id` | Streams only, required: the group id |
 //! | `application.server` | Streams only: the interactive-query endpoint `host:port` |
@@ -108,6 +109,8 @@ pub const CLIENT_KEYS: &[&str] = &[
     "socket.connection.setup.timeout.ms",
     "retry.backoff.ms",
     "retry.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "reconnect.backoff.max.ms",
     "message.max.bytes",
     "receive.message.max.bytes",
 ];
@@ -442,7 +445,7 @@ fn unknown_key(key: &str, streams: bool) -> Error {
     } else {
         "bootstrap.servers, client.id, security.protocol, sasl.*, ssl.*.location, \
          ssl.endpoint.identification.algorithm, *.timeout.ms, retry.backoff*.ms, \
-         *message.max.bytes"
+         reconnect.backoff*.ms, *message.max.bytes"
     };
     unknown_among(key, known, accepted)
 }
@@ -695,6 +698,34 @@ fn build_tls(
     Ok(Some(tls))
 }
 
+/// Applies `reconnect.backoff.ms` / `reconnect.backoff.max.ms` as Java's clients read them:
+/// both at least 0 (0 = no backoff); the base alone disables the exponential growth
+/// (`CommonClientConfigs.postProcessReconnectBackoffConfigs`); a base above the maximum is a
+/// constant backoff of the maximum (`ExponentialBackoff`).
+fn reconnect_backoff(
+    settings: &ClientSettings,
+    config: ClientConfig,
+) -> Result<ClientConfig, Error> {
+    const BASE: &str = "reconnect.backoff.ms";
+    const MAX: &str = "reconnect.backoff.max.ms";
+    let (mut base, mut max) = config.get_reconnect_backoff();
+    if let Some(v) = settings.get(BASE) {
+        base = Duration::from_millis(parse_u64(BASE, v)?);
+    }
+    match settings.get(MAX) {
+        Some(v) => max = Duration::from_millis(parse_u64(MAX, v)?),
+        None if settings.present(BASE) => {
+            log::warn!(
+                "{BASE} is set but {MAX} is not: the reconnect backoff stays at {base:?} \
+                 instead of growing (as in Java's clients); set {MAX} for exponential backoff"
+            );
+            max = base;
+        }
+        None => {}
+    }
+    Ok(config.reconnect_backoff(base.min(max), max))
+}
+
 /// Builds the client configuration from collected settings.
 fn build_client(settings: &ClientSettings) -> Result<ClientConfig, Error> {
     let bootstrap = required(
@@ -745,6 +776,7 @@ fn build_client(settings: &ClientSettings) -> Result<ClientConfig, Error> {
     }
     // Java (KIP-580): a base above the maximum means a constant backoff of the maximum.
     config = config.retry_backoff(base.min(max), max);
+    config = reconnect_backoff(settings, config)?;
     let frame = ["receive.message.max.bytes", "message.max.bytes"]
         .into_iter()
         .find_map(|k| settings.get(k).map(|v| (k, v)));
