@@ -238,6 +238,18 @@ mod tests {
     }
 
     #[test]
+    fn huge_settings_neither_overflow_nor_panic() {
+        let b = ReconnectBackoff::new(Duration::from_millis(u64::MAX), Duration::MAX);
+        assert!(b.delay(u32::MAX, 1.0) >= Duration::from_secs(365 * 24 * 3600));
+        let t0 = Instant::now();
+        let mut r = Reconnects::new(b);
+        r.failed(Peer::Node(1), t0, 1.0, "refused".into());
+        r.failed(Peer::Node(1), t0, 1.0, "refused".into());
+        let blocked = r.blocked(Peer::Node(1), t0).expect("in backoff");
+        assert!(blocked.until > t0 + Duration::from_secs(3600));
+    }
+
+    #[test]
     fn failures_grow_the_delay_and_a_reset_starts_over() {
         let t0 = Instant::now();
         let mut r = Reconnects::new(ReconnectBackoff::default());
