@@ -39,7 +39,7 @@ use rustls::pki_types::ServerName;
 
 use crate::client::{
     ApiVersionTable, BrokerAddress, Client, ClientError, ClientOptions, ConnectionObserver,
-    SaslAuthenticator, SaslFactory,
+    ReconnectBackoff, SaslAuthenticator, SaslFactory,
 };
 use crate::config::{ClientConfig, ClientMetrics, SaslConfig};
 use crate::error::{BrokerErrorContext, Error, TlsProblem};
@@ -176,6 +176,8 @@ pub(crate) fn client_options(config: &ClientConfig) -> Result<ClientOptions, Err
     options.client_id = Some(config.get_client_id().to_owned());
     options.connect_timeout = config.get_connect_timeout();
     options.attempt_timeout = Some(config.get_request_timeout());
+    let (base, max) = config.get_reconnect_backoff();
+    options.reconnect_backoff = ReconnectBackoff::new(base, max);
     options.max_frame_size = config.get_max_frame_size();
     options.observer = Some(Arc::new(config.get_metrics().clone()));
     let protocol = config.get_security_protocol();

@@ -5,12 +5,21 @@
 //! offers the few cluster calls a Streams group member needs: metadata, coordinator lookup,
 //! topic creation, and a generic [`Client::send`] for everything else. Every call takes a
 //! deadline. A connection that fails in any way is dropped and reopened on next use.
+//!
+//! A broker that cannot be connected to is not tried again at once: each node (and each
+//! bootstrap address) has a reconnect backoff growing from `reconnect.backoff.ms` to
+//! `reconnect.backoff.max.ms` ([`backoff`]), as in Java's `ClusterConnectionStates`. A call
+//! that needs a connection to a node in backoff waits for the backoff to end, but never past
+//! its deadline; at the deadline it fails with a retriable [`TransportError::Connect`] naming
+//! the backoff and the last failure.
 
 pub mod auth;
+pub mod backoff;
 pub mod connection;
 pub mod coordinator;
 pub mod error;
 pub mod observer;
+mod open;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -26,7 +35,10 @@ use crate::protocol::api::metadata::{MetadataRequest, MetadataRequestTopic, Meta
 use crate::protocol::{BrokerErrorKind, Request};
 use crate::transport::{ConnectOptions, TransportError, DEFAULT_MAX_FRAME_SIZE};
 
+use backoff::{Peer, Reconnects};
+
 pub use auth::{AuthStep, SaslAuthenticator, SaslFactory};
+pub use backoff::{ReconnectBackoff, DEFAULT_RECONNECT_BACKOFF, DEFAULT_RECONNECT_BACKOFF_MAX};
 pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
 pub use coordinator::{coordinator_moved, CoordinatorKey, CoordinatorType};
 pub use error::ClientError;
@@ -40,39 +52,6 @@ fn cap(opts: &ClientOptions, deadline: Instant) -> Instant {
     opts.interrupt
         .as_ref()
         .map_or(deadline, |i| i.cap(deadline))
-}
-
-/// Why no bootstrap address gave a working connection.
-#[derive(Debug, Default)]
-struct BootstrapFailure {
-    /// One line per address tried or skipped, for the error message.
-    attempts: Vec<String>,
-    /// Errors of the attempts that reached a broker (got past the TCP connect): these say
-    /// what is wrong, where "connection refused" only says nobody listens.
-    reached: Vec<ClientError>,
-}
-
-impl BootstrapFailure {
-    /// The one error that says best why the bootstrap failed: a refusal (credentials,
-    /// certificate, a peer that is not Kafka or not TLS) as itself, since it is the same at
-    /// every broker; else the error of the only attempt that reached a broker; else
-    /// [`ClientError::NoBrokerAvailable`] listing every attempt.
-    fn into_error(mut self) -> ClientError {
-        if let Some(i) = self.reached.iter().position(|e| !e.is_retriable()) {
-            if self.attempts.len() > 1 {
-                log::debug!("bootstrap failed: {}", self.attempts.join("; "));
-            }
-            return self.reached.swap_remove(i);
-        }
-        if self.reached.len() == 1 {
-            if let Some(e) = self.reached.pop() {
-                return e;
-            }
-        }
-        ClientError::NoBrokerAvailable {
-            attempts: self.attempts,
-        }
-    }
 }
 
 /// How a [`Client`] reaches the cluster.
@@ -102,6 +81,9 @@ pub struct ClientOptions {
     /// silent address cannot use up the whole deadline before the next is tried. `None` =
     /// only the caller's deadline.
     pub attempt_timeout: Option<Duration>,
+    /// Delay before connecting again to a broker (or bootstrap address) whose last
+    /// connection attempt failed (`reconnect.backoff.ms` / `reconnect.backoff.max.ms`).
+    pub reconnect_backoff: ReconnectBackoff,
 }
 
 impl ClientOptions {
@@ -118,6 +100,7 @@ impl ClientOptions {
             observer: None,
             interrupt: None,
             attempt_timeout: None,
+            reconnect_backoff: ReconnectBackoff::default(),
         }
     }
 }
@@ -138,6 +121,7 @@ impl std::fmt::Debug for ClientOptions {
                 &self.interrupt.as_ref().and_then(|i| i.deadline()),
             )
             .field("attempt_timeout", &self.attempt_timeout)
+            .field("reconnect_backoff", &self.reconnect_backoff)
             .finish()
     }
 }
@@ -188,6 +172,9 @@ pub struct Client {
     dropped: std::collections::HashSet<Option<i32>>,
     /// Coordinators found, per key type and key, until an answer says they moved.
     coordinators: HashMap<CoordinatorKey, BrokerAddress>,
+    /// Failed connection attempts per node and bootstrap address, and when each may be
+    /// tried again.
+    reconnects: Reconnects,
 }
 
 impl std::fmt::Debug for Client {
@@ -222,6 +209,7 @@ impl Client {
     /// A client that has not connected yet.
     fn unconnected(opts: ClientOptions) -> Client {
         Client {
+            reconnects: Reconnects::new(opts.reconnect_backoff),
             opts,
             bootstrap: None,
             nodes: HashMap::new(),
@@ -469,94 +457,12 @@ impl Client {
                 }
             }
         }
-        BrokerConnection::connect(&addr, &self.broker_options(&addr, deadline)?, deadline)
-    }
-
-    /// Tries every resolved address of every bootstrap server, in order, until one gives a
-    /// working connection (TCP, TLS, ApiVersions, SASL). Each address is a separate attempt,
-    /// so a host whose first address answers but misbehaves still gets its others tried.
-    /// The one bootstrap path behind [`Client::connect`], reconnects and
-    /// [`Client::from_config`]; a failure is reported by [`BootstrapFailure::into_error`].
-    fn bootstrap(&mut self, deadline: Instant) -> Result<(), ClientError> {
-        self.connect_bootstrap(deadline)
-            .map_err(BootstrapFailure::into_error)
-    }
-
-    /// Opens the bootstrap connection: every resolved address of every bootstrap server, in
-    /// order, each attempt bounded by [`ClientOptions::attempt_timeout`] and all by
-    /// `deadline`.
-    fn connect_bootstrap(&mut self, deadline: Instant) -> Result<(), BootstrapFailure> {
-        let mut failure = BootstrapFailure::default();
-        for server in self.opts.bootstrap_servers.clone() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let addrs = match crate::transport::resolve_within(&server, left) {
-                Ok(a) => a,
-                Err(e) => {
-                    failure.attempts.push(format!("{server}: {e}"));
-                    continue;
-                }
-            };
-            for sa in addrs {
-                let now = Instant::now();
-                if now >= deadline {
-                    failure
-                        .attempts
-                        .push(format!("{server} ({sa}): deadline passed before trying"));
-                    continue;
-                }
-                let attempt_deadline = self
-                    .opts
-                    .attempt_timeout
-                    .map_or(deadline, |t| deadline.min(now + t));
-                let r = self
-                    .broker_options(&server, attempt_deadline)
-                    .and_then(|o| {
-                        BrokerConnection::connect_addrs(&server, &[sa], &o, attempt_deadline)
-                    });
-                match r {
-                    Ok(mut c) => {
-                        c.set_interrupt(self.opts.interrupt.clone());
-                        log::debug!("bootstrapped via {server} ({sa})");
-                        self.note_reopened(None);
-                        self.bootstrap = Some(c);
-                        return Ok(());
-                    }
-                    // Rejected credentials or certificates are the same at every broker, and
-                    // Kafka's clients treat them as fatal: report them at once instead of
-                    // trying (and being refused by) every address.
-                    Err(
-                        e @ (ClientError::Sasl { .. }
-                        | ClientError::SaslRefused { .. }
-                        | ClientError::Transport(
-                            TransportError::Tls { .. } | TransportError::NotTls { .. },
-                        )),
-                    ) => {
-                        log::warn!("bootstrap via {server} ({sa}) refused: {e}");
-                        failure.attempts.push(format!("{server} ({sa}): {e}"));
-                        failure.reached.push(e);
-                        return Err(failure);
-                    }
-                    Err(e) => {
-                        log::debug!("bootstrap via {server} ({sa}) failed: {e}");
-                        failure.attempts.push(format!("{server} ({sa}): {e}"));
-                        if !matches!(
-                            e,
-                            ClientError::Transport(
-                                TransportError::Connect { .. } | TransportError::Resolve { .. }
-                            )
-                        ) {
-                            failure.reached.push(e);
-                        }
-                    }
-                }
-            }
-        }
-        if failure.attempts.is_empty() {
-            failure
-                .attempts
-                .push("no bootstrap servers configured".to_string());
-        }
-        Err(failure)
+        let peer = Peer::Node(id);
+        self.wait_for_backoff(peer, &addr, deadline)?;
+        let opts = self.broker_options(&addr, deadline)?;
+        let r = BrokerConnection::connect(&addr, &opts, deadline);
+        self.note_attempt(peer, &r);
+        r
     }
 
     fn broker_options(
@@ -590,8 +496,10 @@ impl Client {
     fn learn(&mut self, b: BrokerAddress) {
         if let Some(old) = self.brokers.get(&b.node_id) {
             if old != &b {
-                // The node moved: its open connection goes to the old address.
+                // The node moved: its open connection goes to the old address, and the
+                // failures to reach the old address say nothing about the new one.
                 self.nodes.remove(&b.node_id);
+                self.reconnects.reset(Peer::Node(b.node_id));
             }
         }
         self.brokers.insert(b.node_id, b);

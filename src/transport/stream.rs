@@ -511,7 +511,10 @@ fn connect_one(sa: SocketAddr, deadline: Instant) -> io::Result<(Poll, TcpStream
             return Err(e);
         }
         match sock.peer_addr() {
-            Ok(_) => break,
+            Ok(_) => {
+                refuse_self_connection(&sock)?;
+                break;
+            }
             Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
             Err(e) => return Err(e),
         }
@@ -533,9 +536,63 @@ fn connect_one(sa: SocketAddr, deadline: Instant) -> io::Result<(Poll, TcpStream
     Ok((poll, sock))
 }
 
+/// Fails with `ConnectionRefused` when `sock` is connected to itself.
+///
+/// A connect to a port nobody listens on, when that port is in the ephemeral range, can be
+/// given that very port as its source: the SYN then meets itself (TCP simultaneous open)
+/// and the socket connects to itself, reading back whatever it writes — a Kafka client
+/// then reads its own ApiVersions request (correlation id 0x00120005, api key 18 v5) as
+/// the answer. Nobody listens there, so this is a refused connection, retried like one.
+fn refuse_self_connection(sock: &TcpStream) -> io::Result<()> {
+    let local = sock.local_addr()?;
+    if local == sock.peer_addr()? {
+        return Err(io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            format!(
+                "connected to itself ({local}): nothing listens on that port, and the \
+                 kernel picked it as the source port too (TCP simultaneous open)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A TCP socket connected to itself: bound to a loopback port, then connected to that
+    /// same address (what an unlucky ephemeral source port does to a connect).
+    fn self_connected() -> TcpStream {
+        use socket2::{Domain, Protocol, Socket, Type};
+        let sock = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).expect("socket");
+        let any: SocketAddr = "127.0.0.1:0".parse().expect("addr");
+        sock.bind(&any.into()).expect("bind");
+        let local = sock.local_addr().expect("local");
+        sock.connect(&local)
+            .expect("a socket may connect to itself");
+        let std: std::net::TcpStream = sock.into();
+        std.set_nonblocking(true).expect("nonblocking");
+        TcpStream::from_std(std)
+    }
+
+    #[test]
+    fn a_socket_connected_to_itself_counts_as_refused() {
+        let sock = self_connected();
+        assert_eq!(
+            sock.local_addr().expect("local"),
+            sock.peer_addr().expect("peer")
+        );
+        let e = refuse_self_connection(&sock).expect_err("self-connection");
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+        assert!(e.to_string().contains("connected to itself"), "{e}");
+
+        // An ordinary connection passes.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let std =
+            std::net::TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        refuse_self_connection(&TcpStream::from_std(std)).expect("not a self-connection");
+    }
 
     #[test]
     fn interrupt_keeps_the_earliest_deadline() {

@@ -8,6 +8,7 @@
 mod client;
 mod faults;
 mod negotiation;
+mod reconnect;
 mod sasl_and_coordinator;
 
 use std::io::{Read, Write};

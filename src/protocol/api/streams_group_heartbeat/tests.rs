@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::protocol::codec::{decode_message, encode_message};
+use crate::protocol::codec::{ApiMessage, EncodeError};
 use proptest::collection::vec;
 use proptest::option;
 use proptest::prelude::*;
