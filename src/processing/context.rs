@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 
 use crate::error::Error;
-use crate::producer::{Producer, ProducerRecord};
+use crate::producer::ProducerRecord;
 use crate::streams::StreamsTaskId;
 
+use super::collector::RecordCollector;
 use super::store::KeyValueStore;
 use super::task::InputRecord;
 
@@ -27,9 +28,8 @@ pub type Headers = [(Vec<u8>, Option<Vec<u8>>)];
 /// The task's view of the runtime while one record is processed.
 pub struct TaskContext<'a> {
     pub(crate) task: &'a StreamsTaskId,
-    pub(crate) producer: &'a mut Producer,
+    pub(crate) collector: &'a mut RecordCollector,
     pub(crate) stores: &'a mut BTreeMap<String, KeyValueStore>,
-    pub(crate) sent: &'a mut u64,
 }
 
 impl TaskContext<'_> {
@@ -82,8 +82,7 @@ impl TaskContext<'_> {
         for (k, v) in headers {
             r = r.header(k, v.as_deref());
         }
-        *self.sent += 1;
-        self.producer.send(r)
+        self.collector.send(r)
     }
 
     /// The task's store named `name` (restored before the first record); every write is sent

@@ -14,14 +14,23 @@
 
 mod app;
 pub mod changelog;
+mod collector;
 mod config;
 mod context;
+mod ports;
 pub mod purge;
 mod runtime;
 pub mod serde;
+mod state_manager;
 pub mod store;
 mod task;
+mod task_manager;
 mod task_offsets;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
+mod thread;
 pub mod word_count;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
@@ -34,5 +43,7 @@ pub use self::context::{Headers, Processor, TaskContext};
 pub use self::purge::RecordPurger;
 pub use self::runtime::{ProcessingRuntime, ProcessingStats};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
-pub use self::store::{changelog_topic, ChangelogRecord, KeyValueStore, StoreFormat, NO_TIMESTAMP};
+pub use self::store::{
+    changelog_topic, ChangelogRecord, KeyValueStore, StateStore, StoreFormat, NO_TIMESTAMP,
+};
 pub use self::task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};
