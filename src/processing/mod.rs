@@ -17,6 +17,7 @@ pub mod changelog;
 mod collector;
 mod config;
 mod context;
+mod lifecycle;
 mod ports;
 pub mod purge;
 mod runtime;
@@ -40,6 +41,7 @@ pub use self::config::{
     POLL_WAIT_RANGE,
 };
 pub use self::context::{Headers, Processor, TaskContext};
+pub use self::lifecycle::{LocalTask, RuntimeState, StateListener};
 pub use self::purge::RecordPurger;
 pub use self::runtime::{ProcessingRuntime, ProcessingStats};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};

@@ -18,6 +18,7 @@ use super::app::StreamsApp;
 use super::changelog::ChangelogReader;
 use super::collector::RecordCollector;
 use super::config::ProcessingConfig;
+use super::lifecycle::{LocalTask, RuntimeState, StateListener};
 use super::ports::{GroupPort, HandleGroup, SystemClock};
 use super::purge::RecordPurger;
 use super::state_manager::StateManager;
@@ -120,6 +121,7 @@ impl ProcessingRuntime {
             .flat_map(|s| s.repartition_source_topics.iter().map(|t| t.name.clone()))
             .collect();
         let group = HandleGroup::new(handle, StreamsTaskRuntime::for_topology(&app.topology));
+        let listener = app.listener;
         let tasks = TaskManager::new(app.factory, repartition_topics);
         let state = StateManager::new(app_id, app.stores, Box::new(reader));
         let collector = RecordCollector::new(Box::new(producer), app_id);
@@ -128,7 +130,7 @@ impl ProcessingRuntime {
             commit_interval: config.get_commit_interval(),
             purge_interval: config.get_purge_interval(),
         };
-        let thread = StreamThread::new(
+        let mut thread = StreamThread::new(
             group,
             Box::new(fetcher),
             tasks,
@@ -138,12 +140,41 @@ impl ProcessingRuntime {
             Box::new(SystemClock),
             cadence,
         );
+        if let Some(l) = listener {
+            thread.lifecycle.set_listener(l);
+        }
+        thread.lifecycle.to(RuntimeState::Rebalancing);
         Ok(ProcessingRuntime { config, thread })
     }
 
     /// The membership handle (member id, epoch, assignment, describe).
     pub fn handle(&self) -> &StreamsGroupSessionHandle {
         self.thread.group.handle.as_ref().expect("open until close")
+    }
+
+    /// The runtime's state (Java's `KafkaStreams#state`): `Rebalancing` after
+    /// [`start`](Self::start) until the first assignment is taken and the group is ready,
+    /// then `Running`; `PendingError` once processing failed.
+    pub fn state(&self) -> RuntimeState {
+        self.thread.lifecycle.state()
+    }
+
+    /// Sets (replaces) the listener told of every later state change, with the new state
+    /// then the old one. To see the first change too, give it to
+    /// [`StreamsApp::state_listener`](super::StreamsApp::state_listener) instead.
+    pub fn set_state_listener(
+        &mut self,
+        listener: impl FnMut(RuntimeState, RuntimeState) + Send + 'static,
+    ) {
+        let l: StateListener = Box::new(listener);
+        self.thread.lifecycle.set_listener(l);
+    }
+
+    /// The tasks held now, active ones first, each with its role, input partitions and
+    /// changelog partitions (Java's `KafkaStreams#metadataForLocalThreads`). A standby kept
+    /// across a fencing counts as a standby.
+    pub fn local_tasks(&self) -> Vec<LocalTask> {
+        self.thread.local_tasks()
     }
 
     /// Progress so far.
@@ -213,12 +244,16 @@ impl ProcessingRuntime {
         self.thread.commit_all()
     }
 
-    /// Commits (producer flushed first) and leaves the group.
+    /// Closes the tasks, then leaves the group: every processor is closed
+    /// ([`Processor::close`](super::Processor::close)), the producer flushed and the offsets
+    /// committed, and only then the member leaves, so no processor runs once another member
+    /// may own its task. The state goes `PendingShutdown`, then `NotRunning`.
     ///
     /// After a processing failure (see [`run_once`](Self::run_once)) nothing is committed
     /// or flushed, for any task: as Java closes every task dirty when a `StreamThread`
     /// dies, the instance only leaves the group and the next owner of each task resumes at
-    /// its last commit (records processed since are processed again: at-least-once).
+    /// its last commit (records processed since are processed again: at-least-once); the state
+    /// goes `Error`.
     pub fn close(mut self) -> Result<(), Error> {
         self.thread.close()
     }

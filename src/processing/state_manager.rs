@@ -101,6 +101,18 @@ impl StateManager {
         self.standby.len().saturating_sub(self.orphaned.len())
     }
 
+    /// The changelog partitions of `task`'s declared stores.
+    pub(crate) fn changelogs_of(&self, task: &StreamsTaskId) -> Vec<TopicPartition> {
+        self.declared
+            .get(&task.subtopology_id)
+            .map(|v| {
+                v.iter()
+                    .map(|(name, _)| changelog_partition(&self.app_id, task, name))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// A standby lost with a fencing: its stores are kept up to date while the member
     /// rejoins, as Java's `handleLostAll` keeps standby tasks.
     pub(crate) fn standby_lost(&mut self, task: &StreamsTaskId) {

@@ -25,6 +25,18 @@ pub(crate) struct ActiveTask {
     pub(crate) group: PartitionGroup,
     pub(crate) processor: Box<dyn Processor>,
     pub(crate) stores: Stores,
+    /// `Processor::init` was called (and `close` is owed).
+    initialized: bool,
+}
+
+impl ActiveTask {
+    /// Closes the processor if it was initialized.
+    fn close_processor(&mut self, task: &StreamsTaskId) {
+        if std::mem::take(&mut self.initialized) {
+            log::debug!("task {task}: closing its processor");
+            self.processor.close();
+        }
+    }
 }
 
 /// What a reconciliation does with each task of its plan.
@@ -146,7 +158,9 @@ impl TaskManager {
     fn handle_lost(&mut self, d: &Decisions, state: &mut StateManager) {
         for task in &d.drop_dirty {
             log::warn!("task {task} (Active) lost: dropped without a commit");
-            self.active.remove(task);
+            if let Some(mut t) = self.active.remove(task) {
+                t.close_processor(task);
+            }
         }
         for task in &d.keep_lost_standby {
             state.standby_lost(task);
@@ -162,6 +176,12 @@ impl TaskManager {
         s: &mut Sides<'_>,
         now: Instant,
     ) -> Result<BTreeMap<StreamsTaskId, Stores>, Error> {
+        // Java suspends a revoked task (its processors closed) before committing it.
+        for (task, _) in &d.revoke {
+            if let Some(t) = self.active.get_mut(task) {
+                t.close_processor(task);
+            }
+        }
         if !d.commit.is_empty() {
             self.commit(&d.commit, s.group, s.collector)?;
         }
@@ -217,6 +237,7 @@ impl TaskManager {
                 group,
                 processor,
                 stores,
+                initialized: false,
             };
             self.active.insert(task.clone(), t);
         }
@@ -259,11 +280,26 @@ impl TaskManager {
         }
     }
 
-    /// Processes every buffered record, task by task, in timestamp order within a task;
+    /// Initializes the processors of new tasks, then processes every buffered record, task by task, in timestamp order within a task;
     /// the stores' changes go to their changelogs after each record. A processor error is
     /// returned at once: the failed record is not marked processed, so no commit passes it.
     pub(crate) fn process(&mut self, collector: &mut RecordCollector) -> Result<(), Error> {
         for (task, t) in self.active.iter_mut() {
+            if !t.initialized {
+                let mut ctx = TaskContext {
+                    task,
+                    collector: &mut *collector,
+                    stores: &mut t.stores,
+                };
+                t.processor.init(&mut ctx).map_err(|e| {
+                    log::error!("initializing the processor of task {task} failed: {e}");
+                    e
+                })?;
+                t.initialized = true;
+                for store in t.stores.values_mut() {
+                    collector.send_changelog(task, store)?;
+                }
+            }
             while let Some(record) = t.group.next_record() {
                 let mut ctx = TaskContext {
                     task,
@@ -342,6 +378,38 @@ impl TaskManager {
     ) -> Result<(), Error> {
         let dirty: Vec<StreamsTaskId> = self.dirty().into_iter().collect();
         self.commit(&dirty, group, collector)
+    }
+}
+
+impl TaskManager {
+    /// Closes every active task before the member leaves (Java's `TaskManager#shutdown`):
+    /// processors closed, then, if `clean`, the output flushed and the offsets committed;
+    /// the tasks are dropped either way.
+    pub(crate) fn close_all(
+        &mut self,
+        clean: bool,
+        group: &mut dyn GroupPort,
+        collector: &mut RecordCollector,
+    ) -> Result<(), Error> {
+        for (task, t) in self.active.iter_mut() {
+            t.close_processor(task);
+        }
+        let committed = match clean {
+            true => self.commit_all(group, collector),
+            false => Ok(()),
+        };
+        self.active.clear();
+        self.owner.clear();
+        committed
+    }
+
+    /// The active tasks with their input partitions.
+    pub(crate) fn active_partitions(
+        &self,
+    ) -> impl Iterator<Item = (&StreamsTaskId, Vec<TopicPartition>)> {
+        self.active
+            .iter()
+            .map(|(id, t)| (id, t.group.partitions().cloned().collect()))
     }
 }
 

@@ -382,9 +382,21 @@ impl Clock for ManualClock {
 /// count to [`OUTPUT`]; a record whose value is `boom` fails. Every call is an event.
 pub(crate) struct Counter {
     pub shared: Shared,
+    pub task: StreamsTaskId,
 }
 
 impl Processor for Counter {
+    fn init(&mut self, ctx: &mut TaskContext<'_>) -> Result<(), Error> {
+        let keys = ctx.store(STORE)?.len();
+        self.shared
+            .event(format!("init {} ({keys} keys)", self.task));
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        self.shared.event(format!("close {}", self.task));
+    }
+
     fn process(&mut self, ctx: &mut TaskContext<'_>, record: &InputRecord) -> Result<(), Error> {
         let task = ctx.task().clone();
         self.shared
@@ -427,8 +439,11 @@ impl Harness {
         shared.lock().now = Some(Instant::now());
         let s = shared.clone();
         let factory = Box::new(
-            move |_: &StreamsTaskId| -> Result<Box<dyn Processor>, Error> {
-                Ok(Box::new(Counter { shared: s.clone() }))
+            move |t: &StreamsTaskId| -> Result<Box<dyn Processor>, Error> {
+                Ok(Box::new(Counter {
+                    shared: s.clone(),
+                    task: t.clone(),
+                }))
             },
         );
         Self::with_factory(shared, factory, commit_interval)

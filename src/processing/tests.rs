@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::streams::{StreamsTaskPlan, StreamsTaskRole};
 
+use super::lifecycle::{LocalTask, RuntimeState};
 use super::task_manager::decide;
 use super::testkit::*;
 
@@ -190,4 +191,137 @@ fn decisions_follow_the_plan() {
     let d = decide(&plan, &dirty);
     assert!(d.commit.is_empty());
     assert!(d.carry.is_empty());
+}
+
+/// Issue 21 item 11: close closes the tasks (processors closed, output flushed, offsets
+/// committed) before the member leaves the group; the old close left first and dropped
+/// the processors after.
+#[test]
+fn close_closes_the_tasks_before_leaving() {
+    let mut h = Harness::new(HOUR);
+    h.shared.append(&input(0), "a", Some(b"x"), 1);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    h.thread.close().unwrap();
+    let close = h.shared.position("close 0_0").expect("processor closed");
+    let commit = h.shared.position("commit in-0=1").expect("committed");
+    let leave = h.shared.position("leave").expect("left");
+    assert!(close < commit && commit < leave, "{:?}", h.shared.events());
+    assert!(h.thread.tasks.active.is_empty());
+}
+
+/// A processor is initialized once its stores are restored, before its first record, and
+/// closed before its task is committed and released (revocation) or dropped (loss).
+#[test]
+fn processors_are_initialized_after_restore_and_closed_when_their_task_goes() {
+    let mut h = Harness::new(HOUR);
+    h.shared
+        .append(&changelog(0), "a", Some(&2i64.to_be_bytes()), 1);
+    h.shared.append(&input(0), "a", Some(b"x"), 2);
+    h.assign(&[(0, ACTIVE), (1, ACTIVE)]);
+    h.step();
+    let restore = h.shared.position("restore app-counts-changelog-0").unwrap();
+    let init = h
+        .shared
+        .position("init 0_0 (1 keys)")
+        .expect("initialized, restored");
+    let process = h.shared.position("process 0_0").unwrap();
+    assert!(restore < init && init < process, "{:?}", h.shared.events());
+    assert!(
+        h.shared.position("init 0_1").is_some(),
+        "a task without records too"
+    );
+    h.assign(&[(1, ACTIVE)]);
+    h.step();
+    let close = h.shared.position("close 0_0").expect("closed");
+    let commit = h.shared.position("commit in-0=1").unwrap();
+    let release = h.shared.position("release 0_0").unwrap();
+    assert!(
+        close < commit && commit < release,
+        "{:?}",
+        h.shared.events()
+    );
+    h.lose_all(&[]);
+    h.step();
+    assert!(
+        h.shared.position("close 0_1").is_some(),
+        "a lost task's processor closes"
+    );
+    assert_eq!(
+        h.shared
+            .events()
+            .iter()
+            .filter(|e| e.starts_with("commit"))
+            .count(),
+        1
+    );
+}
+
+fn record_states(h: &mut Harness) -> std::sync::Arc<std::sync::Mutex<Vec<RuntimeState>>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    h.thread.lifecycle.set_listener(Box::new(move |new, _old| {
+        s.lock().unwrap().push(new);
+    }));
+    h.thread.lifecycle.to(RuntimeState::Rebalancing); // what start does
+    seen
+}
+
+#[test]
+fn the_runtime_state_follows_javas_transitions() {
+    use RuntimeState::*;
+    let mut h = Harness::new(HOUR);
+    let seen = record_states(&mut h);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert_eq!(h.thread.lifecycle.state(), Running);
+    h.assign(&[(0, ACTIVE), (1, STANDBY)]);
+    h.step();
+    h.thread.close().unwrap();
+    let want = [
+        Rebalancing,
+        Running,
+        Rebalancing,
+        Running,
+        PendingShutdown,
+        NotRunning,
+    ];
+    assert_eq!(*seen.lock().unwrap(), want);
+
+    let mut h = Harness::new(HOUR);
+    let seen = record_states(&mut h);
+    h.shared.append(&input(0), "a", Some(b"boom"), 1);
+    h.assign(&[(0, ACTIVE)]);
+    assert!(h.thread.run_once().is_err());
+    assert_eq!(h.thread.lifecycle.state(), PendingError);
+    h.thread.close().unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [Rebalancing, Running, PendingError, Error]
+    );
+}
+
+#[test]
+fn local_tasks_lists_active_and_standby_tasks_with_their_partitions() {
+    let mut h = Harness::new(HOUR);
+    h.assign(&[(0, ACTIVE), (2, STANDBY)]);
+    h.step();
+    let tasks = h.thread.local_tasks();
+    assert_eq!(
+        tasks,
+        vec![
+            LocalTask {
+                task: task(0),
+                role: ACTIVE,
+                partitions: vec![input(0)],
+                changelogs: vec![changelog(0)],
+            },
+            LocalTask {
+                task: task(2),
+                role: STANDBY,
+                partitions: vec![input(2)],
+                changelogs: vec![changelog(2)],
+            },
+        ]
+    );
 }

@@ -7,8 +7,10 @@
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::streams::StreamsTaskRole;
 
 use super::collector::RecordCollector;
+use super::lifecycle::{Lifecycle, LocalTask, RuntimeState};
 use super::ports::{Clock, GroupPort, InputPort, PurgePort};
 use super::state_manager::StateManager;
 use super::task_manager::{Sides, TaskManager};
@@ -44,6 +46,8 @@ pub(crate) struct StreamThread<G> {
     /// Why processing failed: the thread then processes nothing more and closes without a
     /// commit.
     pub(crate) failed: Option<String>,
+    /// The runtime's state and its listener.
+    pub(crate) lifecycle: Lifecycle,
 }
 
 impl<G: GroupPort> StreamThread<G> {
@@ -72,6 +76,7 @@ impl<G: GroupPort> StreamThread<G> {
             last_commit: now,
             last_purge: now,
             failed: None,
+            lifecycle: Lifecycle::new(None),
         }
     }
 
@@ -91,6 +96,7 @@ impl<G: GroupPort> StreamThread<G> {
             self.group_ready = ready;
         }
         if news.shutdown_requested {
+            self.lifecycle.to(RuntimeState::PendingError);
             return Err(Error::InvalidConfiguration {
                 field: "application",
                 reason: "a member of the group requested an application shutdown; close this \
@@ -99,7 +105,15 @@ impl<G: GroupPort> StreamThread<G> {
             });
         }
         if news.changed {
+            self.lifecycle.to(RuntimeState::Rebalancing);
             self.reconcile()?;
+        }
+        if news.changed || news.group_ready.is_some() {
+            let next = match self.group_ready {
+                true => RuntimeState::Running,
+                false => RuntimeState::Rebalancing,
+            };
+            self.lifecycle.to(next);
         }
         self.fetch_and_process()?;
         let now = self.clock.now();
@@ -119,6 +133,29 @@ impl<G: GroupPort> StreamThread<G> {
         Ok(())
     }
 
+    /// The tasks held now: active ones, then standby and warm-up ones.
+    pub(crate) fn local_tasks(&self) -> Vec<LocalTask> {
+        let active = self
+            .tasks
+            .active_partitions()
+            .map(|(task, partitions)| LocalTask {
+                task: task.clone(),
+                role: StreamsTaskRole::Active,
+                partitions,
+                changelogs: self.state.changelogs_of(task),
+            });
+        let standby = self.state.standby.keys().map(|task| LocalTask {
+            task: task.clone(),
+            role: match self.group.role_of(task) {
+                Some(StreamsTaskRole::Warmup) => StreamsTaskRole::Warmup,
+                _ => StreamsTaskRole::Standby,
+            },
+            partitions: self.group.task_partitions(task),
+            changelogs: self.state.changelogs_of(task),
+        });
+        active.chain(standby).collect()
+    }
+
     /// Whether the member runs: the group is ready and it owns active tasks.
     pub(crate) fn processing(&self) -> bool {
         self.group_ready && !self.tasks.active.is_empty()
@@ -134,6 +171,7 @@ impl<G: GroupPort> StreamThread<G> {
         self.tasks.add_records(records);
         if let Err(e) = self.tasks.process(&mut self.collector) {
             self.failed = Some(e.to_string());
+            self.lifecycle.to(RuntimeState::PendingError);
             return Err(e);
         }
         Ok(())
@@ -168,20 +206,32 @@ impl<G: GroupPort> StreamThread<G> {
         self.purger.purge(&offsets);
     }
 
-    /// Commits (output flushed first) unless processing failed, then leaves the group.
+    /// Closes the tasks, then leaves the group (Java's `KafkaStreams#close`): processors
+    /// closed, output flushed and offsets committed (unless processing failed: then nothing
+    /// is committed), and only then the leave heartbeat, so no processor of this member
+    /// runs once another member may own its task.
     pub(crate) fn close(&mut self) -> Result<(), Error> {
-        let committed = match &self.failed {
+        let clean = match &self.failed {
             Some(why) => {
                 log::warn!("closing after a processing failure ({why}): no commit");
-                Ok(())
+                false
             }
-            None => self.commit_all(),
+            None => {
+                self.lifecycle.to(RuntimeState::PendingShutdown);
+                true
+            }
         };
+        let committed = self
+            .tasks
+            .close_all(clean, &mut self.group, &mut self.collector);
         if let Err(e) = &committed {
             log::warn!("final commit failed: {e}");
         }
         let left = self.group.leave();
-        self.tasks.active.clear();
+        self.lifecycle.to(match self.lifecycle.state() {
+            RuntimeState::PendingError => RuntimeState::Error,
+            _ => RuntimeState::NotRunning,
+        });
         committed.and(left)
     }
 }
