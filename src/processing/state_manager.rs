@@ -153,8 +153,13 @@ impl StateManager {
         }
     }
 
-    /// The stores of a task starting here (see [`store_source`]).
-    pub(crate) fn stores_for(&mut self, task: &StreamsTaskId, carried: Option<Stores>) -> Stores {
+    /// The stores of a task starting here (see [`store_source`]) at `now`.
+    pub(crate) fn stores_for(
+        &mut self,
+        task: &StreamsTaskId,
+        carried: Option<Stores>,
+        now: Instant,
+    ) -> Stores {
         let source = store_source(
             carried.is_some(),
             self.orphaned.contains(task),
@@ -164,15 +169,23 @@ impl StateManager {
             true => self.standby.remove(task),
             false => None,
         };
-        let retained = self.retained.remove(task).map(|(_, s)| s);
-        log::info!("task {task}: stores {source:?}");
-        match source {
+        let retained = self.retained.remove(task);
+        let stores = match source {
             StoreSource::Carried => carried,
-            StoreSource::Orphaned => orphaned,
-            StoreSource::Retained => retained,
+            StoreSource::Orphaned => {
+                log::info!("task {task}: reusing the standby stores kept across the fencing");
+                orphaned
+            }
+            StoreSource::Retained => retained.map(|(since, stores)| {
+                log::info!(
+                    "task {task}: reusing the stores kept since its revocation {:?} ago",
+                    now.saturating_duration_since(since)
+                );
+                stores
+            }),
             StoreSource::New => None,
-        }
-        .unwrap_or_else(|| self.new_stores(task))
+        };
+        stores.unwrap_or_else(|| self.new_stores(task))
     }
 
     fn new_stores(&self, task: &StreamsTaskId) -> Stores {

@@ -136,11 +136,18 @@ impl TaskManager {
     }
 
     /// Applies a new assignment: lost, revoked, assigned, in Java's order.
-    pub(crate) fn reconcile(&mut self, s: &mut Sides<'_>, now: Instant) -> Result<(), Error> {
+    /// `rebalancing` is called first when the plan changes anything.
+    pub(crate) fn reconcile(
+        &mut self,
+        s: &mut Sides<'_>,
+        now: Instant,
+        rebalancing: &mut dyn FnMut(),
+    ) -> Result<(), Error> {
         let plan = s.group.begin_reconciliation()?;
         if plan.is_empty() {
             return Ok(());
         }
+        rebalancing();
         let d = decide(&plan, &self.dirty());
         self.handle_lost(&d, s.state);
         let carried = self.handle_revocation(&d, s, now)?;
@@ -221,7 +228,7 @@ impl TaskManager {
     ) -> Result<(), Error> {
         let mut starting = Vec::new();
         for (task, role) in &d.start {
-            let stores = s.state.stores_for(task, carried.remove(task));
+            let stores = s.state.stores_for(task, carried.remove(task), now);
             if *role != StreamsTaskRole::Active {
                 s.state.add_standby(task, stores);
                 log::info!("task {task} ({role:?}) assigned");

@@ -105,7 +105,6 @@ impl<G: GroupPort> StreamThread<G> {
             });
         }
         if news.changed {
-            self.lifecycle.to(RuntimeState::Rebalancing);
             self.reconcile()?;
         }
         if news.changed || news.group_ready.is_some() {
@@ -186,7 +185,11 @@ impl<G: GroupPort> StreamThread<G> {
             state: &mut self.state,
             collector: &mut self.collector,
         };
-        self.tasks.reconcile(&mut sides, now)
+        let lifecycle = &mut self.lifecycle;
+        let mut rebalancing = || {
+            lifecycle.to(RuntimeState::Rebalancing);
+        };
+        self.tasks.reconcile(&mut sides, now, &mut rebalancing)
     }
 
     /// Flushes the output, then commits the progress of every task that processed
