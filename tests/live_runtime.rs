@@ -221,3 +221,100 @@ fn output_does_not_wait_for_the_commit() {
     assert_eq!(stats.commits, 0, "no commit came in between");
     assert!(took < Duration::from_secs(2), "output waited {took:?}");
 }
+
+/// Records its task's lifecycle; at `close` it describes the group, to see whether this
+/// member still belongs to it.
+struct Watched {
+    bootstrap: String,
+    group: String,
+    events: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Processor for Watched {
+    fn init(&mut self, _ctx: &mut TaskContext<'_>) -> Result<(), Error> {
+        self.events.lock().unwrap().push("init".into());
+        Ok(())
+    }
+
+    fn process(&mut self, _ctx: &mut TaskContext<'_>, _record: &InputRecord) -> Result<(), Error> {
+        self.events.lock().unwrap().push("process".into());
+        Ok(())
+    }
+
+    fn close(&mut self) {
+        let d = kafka_streams_group::describe::describe_streams_group(
+            &ClientConfig::new(self.bootstrap.as_str()),
+            &self.group,
+            Duration::from_secs(10),
+        );
+        let members = d.map(|d| d.members.len()).unwrap_or(0);
+        self.events
+            .lock()
+            .unwrap()
+            .push(format!("close with {members} member(s) in the group"));
+    }
+}
+
+/// Issue 21 items 10 and 11 on a broker: the state goes Rebalancing, Running, then
+/// PendingShutdown, NotRunning at close; `local_tasks` lists the active task; the
+/// processor is initialized before its first record and closed while the member still
+/// belongs to the group (before the leave heartbeat; the old close left first).
+#[test]
+#[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
+fn lifecycle_states_and_close_before_leaving() {
+    use kafka_streams_group::processing::RuntimeState::*;
+    init_logging();
+    let cluster = Cluster::get();
+    let app = unique_name("rt-life");
+    let s = setup(&cluster, &app);
+    feed(&cluster, &s.input, ["a".to_string(), "b".to_string()]);
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let states = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (e, st) = (events.clone(), states.clone());
+    let (bootstrap, group) = (cluster.plaintext().to_string(), app.clone());
+    let topology = StreamsTopology::new().subtopology(Subtopology::new("0").source_topic(&s.input));
+    let streams_app = StreamsApp::new(topology, move |_t: &StreamsTaskId| {
+        Ok(Box::new(Watched {
+            bootstrap: bootstrap.clone(),
+            group: group.clone(),
+            events: e.clone(),
+        }) as Box<dyn Processor>)
+    })
+    .state_listener(move |new, old| st.lock().unwrap().push((old, new)));
+    let config =
+        ProcessingConfig::new(cluster.plaintext(), &app).poll_wait(Duration::from_millis(100));
+    let mut rt = ProcessingRuntime::start(config, streams_app).expect("start");
+    assert_eq!(rt.state(), Rebalancing);
+    drive(&mut rt, Duration::from_secs(60), |rt| {
+        rt.stats().processed >= 2
+    });
+    assert_eq!(rt.state(), Running);
+    let tasks = rt.local_tasks();
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(tasks[0].task, StreamsTaskId::new("0", 0));
+    assert_eq!(
+        tasks[0].partitions,
+        vec![TopicPartition::new(s.input.as_str(), 0)]
+    );
+    rt.close().expect("close");
+    let events = events.lock().unwrap().clone();
+    eprintln!("processor events: {events:?}");
+    assert_eq!(events[0], "init");
+    assert_eq!(
+        events.last().map(String::as_str),
+        Some("close with 1 member(s) in the group")
+    );
+    let states = states.lock().unwrap().clone();
+    eprintln!("states: {states:?}");
+    assert_eq!(
+        states[..2],
+        [(Created, Rebalancing), (Rebalancing, Running)]
+    );
+    assert_eq!(
+        states[states.len() - 2..],
+        [(Running, PendingShutdown), (PendingShutdown, NotRunning)]
+    );
+    assert!(states
+        .iter()
+        .all(|(old, new)| old.is_valid_transition(*new)));
+}

@@ -7,6 +7,7 @@ use crate::error::Error;
 use crate::streams::{StreamsTaskId, StreamsTopology};
 
 use super::context::Processor;
+use super::lifecycle::{RuntimeState, StateListener};
 use super::store::StoreFormat;
 
 /// Makes the processor of a task.
@@ -22,6 +23,7 @@ pub struct StreamsApp {
     pub(crate) topology: StreamsTopology,
     pub(crate) stores: BTreeMap<String, Vec<(String, StoreFormat)>>,
     pub(crate) factory: ProcessorFactory,
+    pub(crate) listener: Option<StateListener>,
 }
 
 impl std::fmt::Debug for StreamsApp {
@@ -43,6 +45,7 @@ impl StreamsApp {
             topology,
             stores: BTreeMap::new(),
             factory: Box::new(factory),
+            listener: None,
         }
     }
 
@@ -58,6 +61,18 @@ impl StreamsApp {
             .entry(subtopology.into())
             .or_default()
             .push((name.into(), format));
+        self
+    }
+
+    /// Sets the listener told of every [`RuntimeState`] change of the runtime started with
+    /// this app, from its first (`Created` to `Rebalancing`, in
+    /// [`ProcessingRuntime::start`](super::ProcessingRuntime::start)) on; called with the
+    /// new state, then the old one (Java's `KafkaStreams#setStateListener`).
+    pub fn state_listener(
+        mut self,
+        listener: impl FnMut(RuntimeState, RuntimeState) + Send + 'static,
+    ) -> Self {
+        self.listener = Some(Box::new(listener));
         self
     }
 

@@ -19,7 +19,7 @@ use crate::config::ClientConfig;
 use crate::consumer::{Fetcher, FetcherConfig, IsolationLevel, OffsetReset, PartitionRecords};
 use crate::error::Error;
 
-use super::store::KeyValueStore;
+use super::store::{KeyValueStore, StateStore};
 
 /// The longest one poll of a restore waits before the position is looked at again.
 const POLL_SLICE: Duration = Duration::from_millis(250);
@@ -88,10 +88,10 @@ impl ChangelogReader {
     ///
     /// Other partitions the reader follows (standbys) are paused meanwhile and keep their
     /// positions.
-    pub fn restore(
+    pub fn restore<S: StateStore + ?Sized>(
         &mut self,
         changelog: &TopicPartition,
-        store: &mut KeyValueStore,
+        store: &mut S,
         deadline: Instant,
     ) -> Result<RestoreSummary, Error> {
         let before = self.fetcher.assignment();
@@ -130,10 +130,10 @@ impl ChangelogReader {
         result
     }
 
-    fn restore_assigned(
+    fn restore_assigned<S: StateStore + ?Sized>(
         &mut self,
         tp: &TopicPartition,
-        store: &mut KeyValueStore,
+        store: &mut S,
         deadline: Instant,
     ) -> Result<RestoreSummary, Error> {
         let limit = deadline.saturating_duration_since(Instant::now());
@@ -285,7 +285,7 @@ impl ChangelogReader {
 }
 
 /// Applies the records of one fetched partition to `store`; returns how many.
-fn apply(part: &PartitionRecords, store: &mut KeyValueStore) -> Result<u64, Error> {
+fn apply<S: StateStore + ?Sized>(part: &PartitionRecords, store: &mut S) -> Result<u64, Error> {
     let mut n = 0u64;
     let mut null_keys = 0u64;
     for batch in part.batches() {

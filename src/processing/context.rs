@@ -4,21 +4,37 @@
 use std::collections::BTreeMap;
 
 use crate::error::Error;
-use crate::producer::{Producer, ProducerRecord};
+use crate::producer::ProducerRecord;
 use crate::streams::StreamsTaskId;
 
+use super::collector::RecordCollector;
 use super::store::KeyValueStore;
 use super::task::InputRecord;
 
 /// Application code for one task: gets each input record of the task, in timestamp order
 /// across the task's partitions.
 ///
-/// Made per task by the factory given to [`StreamsApp`](super::StreamsApp); dropped when the
-/// task is revoked or lost. A returned error stops the runtime (Kafka Streams' default
-/// `LogAndFailProcessingExceptionHandler`).
+/// Made per task by the factory given to [`StreamsApp`](super::StreamsApp). Its life, as
+/// Kafka Streams' `Processor`: [`init`](Self::init) once the task's stores are restored,
+/// before its first record; [`process`](Self::process) per record;
+/// [`close`](Self::close) when the task stops here (revoked, lost, or the runtime closed),
+/// before its offsets are committed and before the member leaves the group, so nothing it
+/// does overlaps with the task's next owner. A returned error stops the runtime (Kafka
+/// Streams' default `LogAndFailProcessingExceptionHandler`).
 pub trait Processor: Send {
+    /// Called once before the first record, with the task's stores restored. Does nothing
+    /// by default.
+    fn init(&mut self, ctx: &mut TaskContext<'_>) -> Result<(), Error> {
+        let _ = ctx;
+        Ok(())
+    }
+
     /// Processes one record.
     fn process(&mut self, ctx: &mut TaskContext<'_>, record: &InputRecord) -> Result<(), Error>;
+
+    /// Called once when the task stops on this member, after its last record. Does nothing
+    /// by default.
+    fn close(&mut self) {}
 }
 
 /// Headers of a record: `(key, value)` pairs in order, a `None` value is a null header.
@@ -27,9 +43,8 @@ pub type Headers = [(Vec<u8>, Option<Vec<u8>>)];
 /// The task's view of the runtime while one record is processed.
 pub struct TaskContext<'a> {
     pub(crate) task: &'a StreamsTaskId,
-    pub(crate) producer: &'a mut Producer,
+    pub(crate) collector: &'a mut RecordCollector,
     pub(crate) stores: &'a mut BTreeMap<String, KeyValueStore>,
-    pub(crate) sent: &'a mut u64,
 }
 
 impl TaskContext<'_> {
@@ -82,8 +97,7 @@ impl TaskContext<'_> {
         for (k, v) in headers {
             r = r.header(k, v.as_deref());
         }
-        *self.sent += 1;
-        self.producer.send(r)
+        self.collector.send(r)
     }
 
     /// The task's store named `name` (restored before the first record); every write is sent

@@ -14,16 +14,26 @@
 
 mod app;
 pub mod changelog;
+mod collector;
 mod config;
 mod config_keys;
 mod context;
 mod deserialization;
+mod lifecycle;
+mod ports;
 pub mod purge;
 mod runtime;
 pub mod serde;
+mod state_manager;
 pub mod store;
 mod task;
+mod task_manager;
 mod task_offsets;
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
+mod thread;
 pub mod word_count;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
@@ -36,8 +46,11 @@ pub use self::context::{Headers, Processor, TaskContext};
 pub use self::deserialization::{
     DeserializationHandler, LOG_AND_CONTINUE_CLASS, LOG_AND_FAIL_CLASS,
 };
+pub use self::lifecycle::{LocalTask, RuntimeState, StateListener};
 pub use self::purge::RecordPurger;
 pub use self::runtime::{ProcessingRuntime, ProcessingStats};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
-pub use self::store::{changelog_topic, ChangelogRecord, KeyValueStore, StoreFormat, NO_TIMESTAMP};
+pub use self::store::{
+    changelog_topic, ChangelogRecord, KeyValueStore, StateStore, StoreFormat, NO_TIMESTAMP,
+};
 pub use self::task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};

@@ -218,6 +218,59 @@ impl KeyValueStore {
     }
 }
 
+/// What the runtime needs of every state store, whatever it keeps (today the in-memory
+/// [`KeyValueStore`]; window and session stores later): its name, its changelog position,
+/// applying changelog records (restore, standby), the change-log records its writes
+/// queued (sent through the record collector after each processed record), checkpoints and
+/// wiping. Kafka Streams' `StateStore` plus its `ChangeLogging*` wrapper's duties.
+pub trait StateStore: Send {
+    /// The store name (its changelog is `<application.id>-<name>-changelog`).
+    fn name(&self) -> &str;
+    /// The offset of the last changelog record the store reflects, `None` if none.
+    fn changelog_offset(&self) -> Option<i64>;
+    /// Applies one changelog record at `offset` (`None` value = delete); queues nothing.
+    fn apply_changelog(&mut self, offset: i64, key: &[u8], value: Option<&[u8]>, timestamp: i64);
+    /// The changelog records queued by writes since the last call, in write order.
+    fn take_changelog(&mut self) -> Vec<ChangelogRecord>;
+    /// Records that the store reflects its changelog up to `offset` (inclusive): every write
+    /// was sent and acknowledged (a clean close).
+    fn checkpoint(&mut self, offset: i64);
+    /// Removes every entry, queued record and the changelog offset.
+    fn clear(&mut self);
+    /// Whether the store holds nothing.
+    fn is_empty(&self) -> bool;
+}
+
+impl StateStore for KeyValueStore {
+    fn name(&self) -> &str {
+        KeyValueStore::name(self)
+    }
+
+    fn changelog_offset(&self) -> Option<i64> {
+        KeyValueStore::changelog_offset(self)
+    }
+
+    fn apply_changelog(&mut self, offset: i64, key: &[u8], value: Option<&[u8]>, timestamp: i64) {
+        KeyValueStore::apply_changelog(self, offset, key, value, timestamp);
+    }
+
+    fn take_changelog(&mut self) -> Vec<ChangelogRecord> {
+        KeyValueStore::take_changelog(self)
+    }
+
+    fn checkpoint(&mut self, offset: i64) {
+        KeyValueStore::checkpoint(self, offset);
+    }
+
+    fn clear(&mut self) {
+        KeyValueStore::clear(self);
+    }
+
+    fn is_empty(&self) -> bool {
+        KeyValueStore::is_empty(self)
+    }
+}
+
 /// The changelog topic of `store` in application `application_id`:
 /// `<application.id>-<store>-changelog` (`ProcessorStateManager.storeChangelogTopic`).
 pub fn changelog_topic(application_id: &str, store: &str) -> String {

@@ -1,0 +1,327 @@
+//! The rules of the stream thread, task manager, state manager and collector, on the
+//! in-memory cluster of [`testkit`](super::testkit) (no broker).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::streams::{StreamsTaskPlan, StreamsTaskRole};
+
+use super::lifecycle::{LocalTask, RuntimeState};
+use super::task_manager::decide;
+use super::testkit::*;
+
+const ACTIVE: StreamsTaskRole = StreamsTaskRole::Active;
+const STANDBY: StreamsTaskRole = StreamsTaskRole::Standby;
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn count(store: &super::KeyValueStore, key: &str) -> Option<i64> {
+    let v: [u8; 8] = store.get(key.as_bytes())?.try_into().ok()?;
+    Some(i64::from_be_bytes(v))
+}
+
+/// Java's `handleRevocation`: a revoked active task's output is flushed and its offsets
+/// committed before the task is reported released (another member may own it right after).
+#[test]
+fn revocation_flushes_then_commits_then_releases() {
+    let mut h = Harness::new(HOUR);
+    for (i, w) in ["a", "b", "a"].iter().enumerate() {
+        h.shared.append(&input(0), w, Some(b"x"), 10 + i as i64);
+    }
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert_eq!(h.thread.tasks.processed, 3);
+    assert_eq!(h.shared.committed(&input(0)), None, "no commit yet");
+    h.assign(&[]);
+    h.step();
+    let flush = h.shared.position("flush").expect("flushed");
+    let commit = h.shared.position("commit in-0=3").expect("committed");
+    let release = h.shared.position("release 0_0").expect("released");
+    assert!(
+        flush < commit && commit < release,
+        "{:?}",
+        h.shared.events()
+    );
+    assert_eq!(h.shared.log(&changelog(0)).len(), 3, "changelog flushed");
+    assert!(h.thread.tasks.active.is_empty());
+}
+
+/// Java's `handleLostAll`: lost active tasks are closed dirty, nothing is committed for
+/// them (another member already owns them).
+#[test]
+fn lost_tasks_are_dropped_without_a_commit() {
+    let mut h = Harness::new(HOUR);
+    h.shared.append(&input(0), "a", Some(b"x"), 1);
+    h.shared.append(&input(1), "b", Some(b"x"), 1);
+    h.assign(&[(0, ACTIVE), (1, ACTIVE)]);
+    h.step();
+    assert_eq!(h.thread.tasks.processed, 2);
+    h.lose_all(&[(1, ACTIVE)]);
+    h.step();
+    let events = h.shared.events();
+    assert!(
+        !events.iter().any(|e| e.starts_with("commit")),
+        "{events:?}"
+    );
+    assert_eq!(h.shared.committed(&input(0)), None);
+    assert_eq!(h.shared.committed(&input(1)), None);
+    // Task 1 was lost and given back: it starts again from its (missing) commit.
+    assert!(h.thread.tasks.active.contains_key(&task(1)));
+    assert!(!h.thread.tasks.active.contains_key(&task(0)));
+}
+
+/// An active task's stores are restored from their changelogs before its first record is
+/// processed: the count continues from the changelog's value.
+#[test]
+fn stores_are_restored_before_processing() {
+    let mut h = Harness::new(HOUR);
+    h.shared
+        .append(&changelog(0), "a", Some(&5i64.to_be_bytes()), 1);
+    h.shared.append(&input(0), "a", Some(b"x"), 2);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    let restore = h
+        .shared
+        .position("restore app-counts-changelog-0")
+        .expect("restored");
+    let process = h.shared.position("process 0_0").expect("processed");
+    assert!(restore < process, "{:?}", h.shared.events());
+    assert_eq!(count(h.active_store(0).unwrap(), "a"), Some(6));
+    assert_eq!(h.thread.state.restored, 1);
+}
+
+/// A standby promoted to active keeps the store it kept up to date: the active task
+/// restores only what the standby had not read (nothing here), not the whole changelog.
+#[test]
+fn a_promoted_standby_reuses_its_store() {
+    let mut h = Harness::new(HOUR);
+    for i in 0..4 {
+        h.shared.append(
+            &changelog(0),
+            &format!("k{i}"),
+            Some(&1i64.to_be_bytes()),
+            i,
+        );
+    }
+    h.assign(&[(0, STANDBY)]);
+    h.step();
+    assert_eq!(h.thread.state.standby_applied, 4);
+    h.shared
+        .append(&changelog(0), "k9", Some(&7i64.to_be_bytes()), 9);
+    h.step(); // catch-up
+    assert_eq!(h.thread.state.standby_applied, 5);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert!(h.thread.state.standby.is_empty());
+    let store = h.active_store(0).expect("active");
+    assert_eq!(store.len(), 5);
+    assert_eq!(count(store, "k9"), Some(7));
+    assert_eq!(h.thread.state.restored, 0, "nothing left to restore");
+    assert!(
+        h.shared
+            .events()
+            .contains(&"restore app-counts-changelog-0 from 5".to_string()),
+        "{:?}",
+        h.shared.events()
+    );
+}
+
+/// A processor error fails the runtime: later iterations refuse, close commits nothing,
+/// and a commit never passes the failed record.
+#[test]
+fn a_processor_error_fails_the_runtime_without_a_commit_past_its_record() {
+    let mut h = Harness::new(HOUR);
+    for v in [&b"ok"[..], b"ok", b"boom", b"ok"] {
+        h.shared.append(&input(0), "a", Some(v), 1);
+    }
+    h.assign(&[(0, ACTIVE)]);
+    assert!(h.thread.run_once().is_err());
+    assert!(h
+        .thread
+        .failed
+        .as_deref()
+        .unwrap_or("")
+        .contains("boom at offset 2"));
+    assert!(
+        h.thread.run_once().is_err(),
+        "a failed runtime processes nothing"
+    );
+    assert_eq!(h.thread.tasks.processed, 2);
+    h.thread.close().unwrap();
+    let events = h.shared.events();
+    assert!(
+        !events.iter().any(|e| e.starts_with("commit")),
+        "{events:?}"
+    );
+    assert_eq!(h.shared.committed(&input(0)), None);
+
+    // An explicit commit after the failure stops before the failed record.
+    let mut h = Harness::new(HOUR);
+    for v in [&b"ok"[..], b"boom", b"ok"] {
+        h.shared.append(&input(0), "a", Some(v), 1);
+    }
+    h.assign(&[(0, ACTIVE)]);
+    assert!(h.thread.run_once().is_err());
+    h.thread.commit_all().unwrap();
+    assert_eq!(h.shared.committed(&input(0)), Some(1));
+}
+
+#[test]
+fn decisions_follow_the_plan() {
+    let (t0, t1, t2) = (task(0), task(1), task(2));
+    let plan = StreamsTaskPlan {
+        lost: vec![(t2.clone(), ACTIVE)],
+        revoked: vec![(t0.clone(), ACTIVE)],
+        assigned: vec![(t0.clone(), STANDBY)],
+    };
+    let dirty = BTreeSet::from([t1.clone(), t2.clone()]);
+    let d = decide(&plan, &dirty);
+    assert_eq!(d.drop_dirty, vec![t2.clone()]);
+    assert_eq!(
+        d.commit,
+        vec![t0.clone(), t1.clone()],
+        "dirty others too, never lost ones"
+    );
+    assert!(d.carry.contains(&t0));
+    // No revoked active task: nothing committed by the reconciliation.
+    let plan = StreamsTaskPlan {
+        lost: vec![],
+        revoked: vec![(t0.clone(), STANDBY)],
+        assigned: vec![],
+    };
+    let d = decide(&plan, &dirty);
+    assert!(d.commit.is_empty());
+    assert!(d.carry.is_empty());
+}
+
+/// Issue 21 item 11: close closes the tasks (processors closed, output flushed, offsets
+/// committed) before the member leaves the group; the old close left first and dropped
+/// the processors after.
+#[test]
+fn close_closes_the_tasks_before_leaving() {
+    let mut h = Harness::new(HOUR);
+    h.shared.append(&input(0), "a", Some(b"x"), 1);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    h.thread.close().unwrap();
+    let close = h.shared.position("close 0_0").expect("processor closed");
+    let commit = h.shared.position("commit in-0=1").expect("committed");
+    let leave = h.shared.position("leave").expect("left");
+    assert!(close < commit && commit < leave, "{:?}", h.shared.events());
+    assert!(h.thread.tasks.active.is_empty());
+}
+
+/// A processor is initialized once its stores are restored, before its first record, and
+/// closed before its task is committed and released (revocation) or dropped (loss).
+#[test]
+fn processors_are_initialized_after_restore_and_closed_when_their_task_goes() {
+    let mut h = Harness::new(HOUR);
+    h.shared
+        .append(&changelog(0), "a", Some(&2i64.to_be_bytes()), 1);
+    h.shared.append(&input(0), "a", Some(b"x"), 2);
+    h.assign(&[(0, ACTIVE), (1, ACTIVE)]);
+    h.step();
+    let restore = h.shared.position("restore app-counts-changelog-0").unwrap();
+    let init = h
+        .shared
+        .position("init 0_0 (1 keys)")
+        .expect("initialized, restored");
+    let process = h.shared.position("process 0_0").unwrap();
+    assert!(restore < init && init < process, "{:?}", h.shared.events());
+    assert!(
+        h.shared.position("init 0_1").is_some(),
+        "a task without records too"
+    );
+    h.assign(&[(1, ACTIVE)]);
+    h.step();
+    let close = h.shared.position("close 0_0").expect("closed");
+    let commit = h.shared.position("commit in-0=1").unwrap();
+    let release = h.shared.position("release 0_0").unwrap();
+    assert!(
+        close < commit && commit < release,
+        "{:?}",
+        h.shared.events()
+    );
+    h.lose_all(&[]);
+    h.step();
+    assert!(
+        h.shared.position("close 0_1").is_some(),
+        "a lost task's processor closes"
+    );
+    assert_eq!(
+        h.shared
+            .events()
+            .iter()
+            .filter(|e| e.starts_with("commit"))
+            .count(),
+        1
+    );
+}
+
+fn record_states(h: &mut Harness) -> std::sync::Arc<std::sync::Mutex<Vec<RuntimeState>>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    h.thread.lifecycle.set_listener(Box::new(move |new, _old| {
+        s.lock().unwrap().push(new);
+    }));
+    h.thread.lifecycle.to(RuntimeState::Rebalancing); // what start does
+    seen
+}
+
+#[test]
+fn the_runtime_state_follows_javas_transitions() {
+    use RuntimeState::*;
+    let mut h = Harness::new(HOUR);
+    let seen = record_states(&mut h);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert_eq!(h.thread.lifecycle.state(), Running);
+    h.assign(&[(0, ACTIVE), (1, STANDBY)]);
+    h.step();
+    h.thread.close().unwrap();
+    let want = [
+        Rebalancing,
+        Running,
+        Rebalancing,
+        Running,
+        PendingShutdown,
+        NotRunning,
+    ];
+    assert_eq!(*seen.lock().unwrap(), want);
+
+    let mut h = Harness::new(HOUR);
+    let seen = record_states(&mut h);
+    h.shared.append(&input(0), "a", Some(b"boom"), 1);
+    h.assign(&[(0, ACTIVE)]);
+    assert!(h.thread.run_once().is_err());
+    assert_eq!(h.thread.lifecycle.state(), PendingError);
+    h.thread.close().unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [Rebalancing, Running, PendingError, Error]
+    );
+}
+
+#[test]
+fn local_tasks_lists_active_and_standby_tasks_with_their_partitions() {
+    let mut h = Harness::new(HOUR);
+    h.assign(&[(0, ACTIVE), (2, STANDBY)]);
+    h.step();
+    let tasks = h.thread.local_tasks();
+    assert_eq!(
+        tasks,
+        vec![
+            LocalTask {
+                task: task(0),
+                role: ACTIVE,
+                partitions: vec![input(0)],
+                changelogs: vec![changelog(0)],
+            },
+            LocalTask {
+                task: task(2),
+                role: STANDBY,
+                partitions: vec![input(2)],
+                changelogs: vec![changelog(2)],
+            },
+        ]
+    );
+}

@@ -1,0 +1,240 @@
+//! The loop of one member (Kafka Streams' `StreamThread`): per iteration, take a new
+//! assignment to the task manager, fetch, process every buffered record, send the output
+//! whose linger passed, keep standbys warm, report task offsets, commit every
+//! `commit.interval.ms`, purge consumed repartition records. Everything it does goes through
+//! the task manager, the state manager, the record collector and the ports.
+
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::streams::StreamsTaskRole;
+
+use super::collector::RecordCollector;
+use super::lifecycle::{Lifecycle, LocalTask, RuntimeState};
+use super::ports::{Clock, GroupPort, InputPort, PurgePort};
+use super::state_manager::StateManager;
+use super::task_manager::{Sides, TaskManager};
+
+/// The longest one iteration waits for the Produce answers of batches whose `linger.ms`
+/// passed (sent every iteration, so output does not wait for the next commit's flush).
+const SEND_READY_WAIT: Duration = Duration::from_secs(1);
+
+/// The loop's cadences.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cadence {
+    /// The longest one fetch (or one idle iteration) waits.
+    pub poll_wait: Duration,
+    /// Between two commits.
+    pub commit_interval: Duration,
+    /// Between two purges of repartition records.
+    pub purge_interval: Duration,
+}
+
+/// One member's processing loop over its sides.
+pub(crate) struct StreamThread<G> {
+    pub(crate) group: G,
+    pub(crate) input: Box<dyn InputPort + Send>,
+    pub(crate) tasks: TaskManager,
+    pub(crate) state: StateManager,
+    pub(crate) collector: RecordCollector,
+    pub(crate) purger: Box<dyn PurgePort + Send>,
+    pub(crate) clock: Box<dyn Clock + Send>,
+    pub(crate) cadence: Cadence,
+    group_ready: bool,
+    last_commit: Instant,
+    last_purge: Instant,
+    /// Why processing failed: the thread then processes nothing more and closes without a
+    /// commit.
+    pub(crate) failed: Option<String>,
+    /// The runtime's state and its listener.
+    pub(crate) lifecycle: Lifecycle,
+}
+
+impl<G: GroupPort> StreamThread<G> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        group: G,
+        input: Box<dyn InputPort + Send>,
+        tasks: TaskManager,
+        state: StateManager,
+        collector: RecordCollector,
+        purger: Box<dyn PurgePort + Send>,
+        clock: Box<dyn Clock + Send>,
+        cadence: Cadence,
+    ) -> Self {
+        let now = clock.now();
+        StreamThread {
+            group,
+            input,
+            tasks,
+            state,
+            collector,
+            purger,
+            clock,
+            cadence,
+            group_ready: false,
+            last_commit: now,
+            last_purge: now,
+            failed: None,
+            lifecycle: Lifecycle::new(None),
+        }
+    }
+
+    /// One iteration; see [`ProcessingRuntime::run_once`](super::ProcessingRuntime::run_once).
+    pub(crate) fn run_once(&mut self) -> Result<(), Error> {
+        if let Some(why) = &self.failed {
+            return Err(Error::InvalidConfiguration {
+                field: "processing",
+                reason: format!(
+                    "this runtime failed ({why}) and processes nothing more: close it (nothing \
+                     past the last processed record is committed) and start a new instance"
+                ),
+            });
+        }
+        let news = self.group.news();
+        if let Some(ready) = news.group_ready {
+            self.group_ready = ready;
+        }
+        if news.shutdown_requested {
+            self.lifecycle.to(RuntimeState::PendingError);
+            return Err(Error::InvalidConfiguration {
+                field: "application",
+                reason: "a member of the group requested an application shutdown; close this \
+                         instance"
+                    .into(),
+            });
+        }
+        if news.changed {
+            self.reconcile()?;
+        }
+        if news.changed || news.group_ready.is_some() {
+            let next = match self.group_ready {
+                true => RuntimeState::Running,
+                false => RuntimeState::Rebalancing,
+            };
+            self.lifecycle.to(next);
+        }
+        self.fetch_and_process()?;
+        let now = self.clock.now();
+        self.collector.send_ready(now + SEND_READY_WAIT)?;
+        self.state.catch_up_standbys(now + self.cadence.poll_wait)?;
+        self.state.report_task_offsets(&mut self.group)?;
+        if self.clock.now().saturating_duration_since(self.last_commit)
+            >= self.cadence.commit_interval
+        {
+            self.commit_all()?;
+        }
+        let now = self.clock.now();
+        if now.saturating_duration_since(self.last_purge) >= self.cadence.purge_interval {
+            self.last_purge = now;
+            self.purge();
+        }
+        Ok(())
+    }
+
+    /// The tasks held now: active ones, then standby and warm-up ones.
+    pub(crate) fn local_tasks(&self) -> Vec<LocalTask> {
+        let active = self
+            .tasks
+            .active_partitions()
+            .map(|(task, partitions)| LocalTask {
+                task: task.clone(),
+                role: StreamsTaskRole::Active,
+                partitions,
+                changelogs: self.state.changelogs_of(task),
+            });
+        let standby = self.state.standby.keys().map(|task| LocalTask {
+            task: task.clone(),
+            role: match self.group.role_of(task) {
+                Some(StreamsTaskRole::Warmup) => StreamsTaskRole::Warmup,
+                _ => StreamsTaskRole::Standby,
+            },
+            partitions: self.group.task_partitions(task),
+            changelogs: self.state.changelogs_of(task),
+        });
+        active.chain(standby).collect()
+    }
+
+    /// Whether the member runs: the group is ready and it owns active tasks.
+    pub(crate) fn processing(&self) -> bool {
+        self.group_ready && !self.tasks.active.is_empty()
+    }
+
+    fn fetch_and_process(&mut self) -> Result<(), Error> {
+        let wait = self.cadence.poll_wait;
+        if !self.processing() {
+            self.clock.sleep(wait);
+            return Ok(());
+        }
+        let records = self.input.poll(self.clock.now() + wait)?;
+        self.tasks.add_records(records);
+        if let Err(e) = self.tasks.process(&mut self.collector) {
+            self.failed = Some(e.to_string());
+            self.lifecycle.to(RuntimeState::PendingError);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Hands a new assignment to the task manager.
+    pub(crate) fn reconcile(&mut self) -> Result<(), Error> {
+        let now = self.clock.now();
+        let mut sides = Sides {
+            group: &mut self.group,
+            input: &mut *self.input,
+            state: &mut self.state,
+            collector: &mut self.collector,
+        };
+        let lifecycle = &mut self.lifecycle;
+        let mut rebalancing = || {
+            lifecycle.to(RuntimeState::Rebalancing);
+        };
+        self.tasks.reconcile(&mut sides, now, &mut rebalancing)
+    }
+
+    /// Flushes the output, then commits the progress of every task that processed
+    /// something since its last commit.
+    pub(crate) fn commit_all(&mut self) -> Result<(), Error> {
+        self.last_commit = self.clock.now();
+        self.tasks.commit_all(&mut self.group, &mut self.collector)
+    }
+
+    /// Deletes the consumed records of repartition partitions up to their committed offsets
+    /// (Java's `maybePurgeCommittedRecords`); failures are logged, never fatal.
+    fn purge(&mut self) {
+        if self.tasks.to_purge.is_empty() {
+            return;
+        }
+        let offsets = std::mem::take(&mut self.tasks.to_purge);
+        self.purger.purge(&offsets);
+    }
+
+    /// Closes the tasks, then leaves the group (Java's `KafkaStreams#close`): processors
+    /// closed, output flushed and offsets committed (unless processing failed: then nothing
+    /// is committed), and only then the leave heartbeat, so no processor of this member
+    /// runs once another member may own its task.
+    pub(crate) fn close(&mut self) -> Result<(), Error> {
+        let clean = match &self.failed {
+            Some(why) => {
+                log::warn!("closing after a processing failure ({why}): no commit");
+                false
+            }
+            None => {
+                self.lifecycle.to(RuntimeState::PendingShutdown);
+                true
+            }
+        };
+        let committed = self
+            .tasks
+            .close_all(clean, &mut self.group, &mut self.collector);
+        if let Err(e) = &committed {
+            log::warn!("final commit failed: {e}");
+        }
+        let left = self.group.leave();
+        self.lifecycle.to(match self.lifecycle.state() {
+            RuntimeState::PendingError => RuntimeState::Error,
+            _ => RuntimeState::NotRunning,
+        });
+        committed.and(left)
+    }
+}
