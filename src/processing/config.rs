@@ -465,6 +465,21 @@ mod tests {
     }
 
     #[test]
+    fn reconnect_backoff_keys_reach_the_client() {
+        // A Java application's reconnect settings apply here too (they are client keys, not
+        // JVM-only tuning): every connection of the member backs off this way.
+        let c = with(&[
+            ("reconnect.backoff.ms", "20"),
+            ("reconnect.backoff.max.ms", "400"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.client().get_reconnect_backoff(),
+            (Duration::from_millis(20), Duration::from_millis(400))
+        );
+    }
+
+    #[test]
     fn common_java_only_keys_are_ignored() {
         let c = with(&[
             (

@@ -84,8 +84,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("metadata.recovery.rebootstrap.trigger.ms", JVM),
     ("receive.buffer.bytes", JVM),
     ("send.buffer.bytes", JVM),
-    ("reconnect.backoff.ms", JVM),
-    ("reconnect.backoff.max.ms", JVM),
     (
         "state.dir",
         "stores are held in memory and restored from their changelogs; nothing is written to \
