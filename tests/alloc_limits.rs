@@ -40,6 +40,9 @@ use kafka_streams_group::protocol::codec::{decode_message, encode_message};
 use kafka_streams_group::protocol::frame::encode_request_frame;
 use kafka_streams_group::protocol::{ApiMessage, DecodeError};
 
+#[path = "alloc_limits/word_count_path.rs"]
+mod word_count_path;
+
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
@@ -620,6 +623,7 @@ fn run(strict: bool) {
     attack(&mut r, sasl_handshake_response);
     attack(&mut r, sasl_authenticate_response);
     attack(&mut r, create_topics_response);
+    word_count_path::check(&mut r.failures);
     eprintln!(
         "alloc_limits: {} hostile decodes, {} InvalidLength; worst total allocation ratio {:.2} \
          ({})",

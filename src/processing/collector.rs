@@ -4,7 +4,7 @@
 //! (at-least-once: flush, then commit the offsets). Exactly-once replaces that one function
 //! (send the offsets to the transaction, then commit the transaction).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use crate::error::Error;
@@ -13,7 +13,7 @@ use crate::streams::commit::{CommitOffset, OffsetCommitOutcome, TopicPartition};
 use crate::streams::StreamsTaskId;
 
 use super::ports::{GroupPort, ProducePort, OP_TIMEOUT};
-use super::store::{changelog_topic, StateStore};
+use super::store::{changelog_topic, ChangelogRecord, StateStore};
 
 /// Sends records to sinks and changelogs, and commits.
 pub(crate) struct RecordCollector {
@@ -23,6 +23,10 @@ pub(crate) struct RecordCollector {
     pub(crate) sent: u64,
     /// Change-log records sent.
     pub(crate) changelog_records: u64,
+    /// Changelog topic per store name, computed once (`<application.id>-<store>-changelog`).
+    changelog_topics: HashMap<String, String>,
+    /// The changelog records of one store while they are sent (kept for its capacity).
+    changelog_buffer: Vec<ChangelogRecord>,
 }
 
 impl RecordCollector {
@@ -32,6 +36,8 @@ impl RecordCollector {
             application_id: application_id.to_string(),
             sent: 0,
             changelog_records: 0,
+            changelog_topics: HashMap::new(),
+            changelog_buffer: Vec::new(),
         }
     }
 
@@ -48,19 +54,38 @@ impl RecordCollector {
         task: &StreamsTaskId,
         store: &mut dyn StateStore,
     ) -> Result<(), Error> {
-        let records = store.take_changelog();
+        let mut records = std::mem::take(&mut self.changelog_buffer);
+        store.drain_changelog_into(&mut records);
         if records.is_empty() {
+            self.changelog_buffer = records;
             return Ok(());
         }
-        let tp = TopicPartition::new(
-            changelog_topic(&self.application_id, store.name()),
-            task.partition,
-        );
-        for c in records {
-            self.producer.send(c.into_producer_record(&tp))?;
-            self.changelog_records += 1;
+        let topic = match self.changelog_topics.get(store.name()) {
+            Some(t) => t,
+            None => {
+                let t = changelog_topic(&self.application_id, store.name());
+                self.changelog_topics
+                    .entry(store.name().to_string())
+                    .or_insert(t)
+            }
+        };
+        let mut failed = None;
+        // Each record moves into the producer (key and value are not copied again); after
+        // a failure the rest are dropped, as before.
+        for c in records.drain(..) {
+            match self
+                .producer
+                .send(c.into_producer_record_for(topic, task.partition))
+            {
+                Ok(_) => self.changelog_records += 1,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
-        Ok(())
+        self.changelog_buffer = records;
+        failed.map_or(Ok(()), Err)
     }
 
     /// Sends the batches whose linger passed (the loop does it every iteration, as Java's

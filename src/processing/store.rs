@@ -46,9 +46,16 @@ impl ChangelogRecord {
     /// The record to produce: to `changelog` (the task's partition, explicitly), with the
     /// record timestamp and no headers, as Kafka Streams writes it. Moves key and value.
     pub fn into_producer_record(self, changelog: &TopicPartition) -> ProducerRecord {
+        self.into_producer_record_for(&changelog.topic, changelog.partition)
+    }
+
+    /// [`into_producer_record`](Self::into_producer_record) to partition `partition` of
+    /// `topic`, for a caller that keeps the changelog topic name rather than a
+    /// [`TopicPartition`]. Moves key and value.
+    pub fn into_producer_record_for(self, topic: &str, partition: i32) -> ProducerRecord {
         ProducerRecord {
-            topic: changelog.topic.clone(),
-            partition: Some(changelog.partition),
+            topic: topic.into(),
+            partition: Some(partition),
             key: Some(self.key),
             value: self.value,
             headers: Vec::new(),
@@ -146,6 +153,16 @@ impl KeyValueStore {
                 self.entries.remove(key);
             }
             Some(v) => {
+                // An existing key keeps its key bytes and reuses its value's buffer: a
+                // count update allocates nothing here.
+                if let Some(local) = self.entries.get_mut(key) {
+                    local.clear();
+                    if self.format == StoreFormat::TimestampedKeyValue {
+                        local.extend_from_slice(&timestamp.to_be_bytes());
+                    }
+                    local.extend_from_slice(v);
+                    return;
+                }
                 let local = match self.format {
                     StoreFormat::KeyValue => v.to_vec(),
                     StoreFormat::TimestampedKeyValue => with_timestamp(timestamp, v),
@@ -159,6 +176,12 @@ impl KeyValueStore {
     /// order (the caller sends them to the changelog partition of the task).
     pub fn take_changelog(&mut self) -> Vec<ChangelogRecord> {
         std::mem::take(&mut self.pending)
+    }
+
+    /// Moves the queued changelog records to the end of `out`, in write order; the store
+    /// keeps its queue's capacity, so the next writes queue without allocating it again.
+    pub fn drain_changelog_into(&mut self, out: &mut Vec<ChangelogRecord>) {
+        out.append(&mut self.pending);
     }
 
     /// Applies one changelog record at `offset` (restore or standby): a timestamped store
@@ -232,6 +255,13 @@ pub trait StateStore: Send {
     fn apply_changelog(&mut self, offset: i64, key: &[u8], value: Option<&[u8]>, timestamp: i64);
     /// The changelog records queued by writes since the last call, in write order.
     fn take_changelog(&mut self) -> Vec<ChangelogRecord>;
+    /// Moves the changelog records queued since the last call to the end of `out`, in
+    /// write order (what the record collector calls, with a buffer it reuses). By default
+    /// [`take_changelog`](Self::take_changelog); a store overrides it to keep its queue's
+    /// capacity.
+    fn drain_changelog_into(&mut self, out: &mut Vec<ChangelogRecord>) {
+        out.append(&mut self.take_changelog());
+    }
     /// Records that the store reflects its changelog up to `offset` (inclusive): every write
     /// was sent and acknowledged (a clean close).
     fn checkpoint(&mut self, offset: i64);
@@ -256,6 +286,10 @@ impl StateStore for KeyValueStore {
 
     fn take_changelog(&mut self) -> Vec<ChangelogRecord> {
         KeyValueStore::take_changelog(self)
+    }
+
+    fn drain_changelog_into(&mut self, out: &mut Vec<ChangelogRecord>) {
+        KeyValueStore::drain_changelog_into(self, out);
     }
 
     fn checkpoint(&mut self, offset: i64) {

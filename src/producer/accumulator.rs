@@ -360,9 +360,10 @@ impl Accumulator {
     /// Appends `r` (its timestamp already resolved) to partition `tp`'s open batch, opening a
     /// new one when the open one is closed or `r` would take it past `batch.size` (a record
     /// larger than `batch.size` gets a batch of its own). Returns whether a batch got full.
+    /// `tp` is copied only for a partition the accumulator has no queue for yet.
     pub fn append(
         &mut self,
-        tp: TopicPartition,
+        tp: &TopicPartition,
         r: &ProducerRecord,
         timestamp: i64,
         now: Instant,
@@ -370,7 +371,12 @@ impl Accumulator {
         let headers = header_views(r);
         let spec =
             RecordSpec::new(r.key.as_deref(), r.value.as_deref(), timestamp).with_headers(&headers);
-        let q = self.queues.entry(tp).or_default();
+        if !self.queues.contains_key(tp) {
+            self.queues.insert(tp.clone(), PartitionQueue::default());
+        }
+        let Some(q) = self.queues.get_mut(tp) else {
+            return Err(RecordsError::EmptyBatch);
+        };
         let mut filled = false;
         let fits = match q.pending.back() {
             Some(p) if !p.closed => {

@@ -125,7 +125,7 @@ impl Producer {
     /// later calls and, for good, reported by [`flush`](Self::flush). Only an error that
     /// retrying cannot fix (authentication, TLS, an unsupported broker) is returned then,
     /// and the record stays queued.
-    pub fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
+    pub fn send(&mut self, mut record: ProducerRecord) -> Result<i32, Error> {
         let now = Instant::now();
         let max_block = self.config.get_max_block();
         let block_deadline = now + max_block;
@@ -162,18 +162,16 @@ impl Producer {
                 .or_insert_with(|| rand::random_range(0..partitions)),
         };
         self.wait_for_room(&record, timestamp, now, block_deadline)?;
+        // The record's topic moves into the partition key (no copy per record); the
+        // accumulator copies it only for a partition it has no queue for yet.
+        let tp = TopicPartition::new(std::mem::take(&mut record.topic), partition);
         let filled = self
             .acc
-            .append(
-                TopicPartition::new(record.topic.clone(), partition),
-                &record,
-                timestamp,
-                Instant::now(),
-            )
+            .append(&tp, &record, timestamp, Instant::now())
             .map_err(encode_error)?;
         if filled && record.partition.is_none() && record.key.is_none() {
             // Java's sticky partitioner moves on once a batch is full.
-            self.sticky.remove(&record.topic);
+            self.sticky.remove(&tp.topic);
         }
         if self.acc.has_ready(Instant::now(), false) {
             // Within max.block.ms too: what does not go out now goes with a later call.

@@ -55,7 +55,7 @@ fn batches_close_at_batch_size_and_sequences_follow_records() {
     let now = Instant::now();
     let mut full = 0;
     for i in 0..10u8 {
-        if a.append(tp(0), &rec(&[i; 40]), 5, now).unwrap() {
+        if a.append(&tp(0), &rec(&[i; 40]), 5, now).unwrap() {
             full += 1;
         }
     }
@@ -95,7 +95,7 @@ fn batches_close_at_batch_size_and_sequences_follow_records() {
 fn linger_makes_an_open_batch_ready() {
     let mut a = acc(16_384, 50);
     let t0 = Instant::now();
-    a.append(tp(1), &rec(b"x"), 1, t0).unwrap();
+    a.append(&tp(1), &rec(b"x"), 1, t0).unwrap();
     assert!(!a.has_ready(t0, false));
     assert_eq!(a.next_linger_expiry(), Some(t0 + Duration::from_millis(50)));
     assert!(a.has_ready(t0 + Duration::from_millis(50), false));
@@ -107,9 +107,9 @@ fn a_record_larger_than_batch_size_gets_its_own_batch() {
     let mut a = acc(100, 0);
     a.set_identity(ProducerIdentity::NONE);
     let now = Instant::now();
-    a.append(tp(0), &rec(b"small"), 1, now).unwrap();
-    a.append(tp(0), &rec(&[0; 500]), 1, now).unwrap();
-    a.append(tp(0), &rec(b"after"), 1, now).unwrap();
+    a.append(&tp(0), &rec(b"small"), 1, now).unwrap();
+    a.append(&tp(0), &rec(&[0; 500]), 1, now).unwrap();
+    a.append(&tp(0), &rec(b"after"), 1, now).unwrap();
     let mut sizes = Vec::new();
     while a.outstanding() > 0 {
         let d = a.drain(now, true).unwrap();
@@ -129,7 +129,7 @@ fn nothing_is_sent_without_an_identity() {
         buffer_memory: 32 << 20,
     });
     let now = Instant::now();
-    a.append(tp(0), &rec(b"v"), 1, now).unwrap();
+    a.append(&tp(0), &rec(b"v"), 1, now).unwrap();
     assert_eq!(a.identity(), None);
     assert!(a.drain(now, true).unwrap().is_empty());
     a.set_identity(ID);
@@ -192,7 +192,7 @@ fn out_of_order_sequence_bumps_the_epoch_and_rewrites_only_that_partition() {
         let now = Instant::now();
         for p in 0..2 {
             for i in 0..3u8 {
-                a.append(tp(p), &rec(&[p as u8, i]), 1, now).unwrap();
+                a.append(&tp(p), &rec(&[p as u8, i]), 1, now).unwrap();
             }
         }
         let d = a.drain(now, true).unwrap();
@@ -200,7 +200,7 @@ fn out_of_order_sequence_bumps_the_epoch_and_rewrites_only_that_partition() {
         // Settle a first batch on both so that sequences are past 0.
         for p in 0..2 {
             a.complete(&tp(p), &BatchOutcome::Written(Some(0)));
-            a.append(tp(p), &rec(&[p as u8, 9]), 1, now).unwrap();
+            a.append(&tp(p), &rec(&[p as u8, 9]), 1, now).unwrap();
         }
         let d = a.drain(now, true).unwrap();
         assert!(d.iter().all(|(_, b)| b.base_sequence == 3));
@@ -231,7 +231,7 @@ fn out_of_order_sequence_bumps_the_epoch_and_rewrites_only_that_partition() {
             assert_eq!(a.complete(&tp(p), &BatchOutcome::Written(None)), 1);
         }
         for p in 0..2 {
-            a.append(tp(p), &rec(b"next"), 1, now).unwrap();
+            a.append(&tp(p), &rec(b"next"), 1, now).unwrap();
         }
         let d = a.drain(now, true).unwrap();
         let seqs: Vec<_> = d.iter().map(|(_, b)| header(b)).collect();
@@ -253,13 +253,13 @@ fn a_failed_batch_bumps_the_epoch_and_loses_nothing_else() {
     let mut a = acc(16_384, 0);
     let now = Instant::now();
     for p in 0..3 {
-        a.append(tp(p), &rec(b"v"), 1, now).unwrap();
+        a.append(&tp(p), &rec(b"v"), 1, now).unwrap();
     }
     let d = a.drain(now, false).unwrap();
     assert_eq!(d.len(), 3);
     assert!(d.iter().all(|(_, b)| b.base_sequence == 0));
     a.complete(&tp(0), &BatchOutcome::Written(None));
-    a.append(tp(0), &rec(b"w"), 1, now).unwrap();
+    a.append(&tp(0), &rec(b"w"), 1, now).unwrap();
     a.drain(now, false).unwrap();
     assert_eq!(
         a.complete(
@@ -269,7 +269,7 @@ fn a_failed_batch_bumps_the_epoch_and_loses_nothing_else() {
         1
     );
     assert_eq!(a.outstanding(), 2, "partitions 1 and 2 are still in flight");
-    a.append(tp(0), &rec(b"x"), 1, now).unwrap();
+    a.append(&tp(0), &rec(b"x"), 1, now).unwrap();
     let d = a.drain(now, false).unwrap();
     assert_eq!(d.len(), 3);
     let h: Vec<_> = d.iter().map(|(_, b)| header(b)).collect();
@@ -289,7 +289,7 @@ fn the_epoch_at_its_maximum_asks_for_a_new_producer_id() {
     };
     a.set_identity(max);
     let now = Instant::now();
-    a.append(tp(0), &rec(b"v"), 1, now).unwrap();
+    a.append(&tp(0), &rec(b"v"), 1, now).unwrap();
     a.drain(now, true).unwrap();
     a.complete(&tp(0), &BatchOutcome::RetryWithNewEpoch);
     assert_eq!(a.identity(), None);
@@ -311,12 +311,12 @@ fn the_delivery_timeout_fails_old_batches() {
     let mut a = acc(16_384, 0);
     let t0 = Instant::now();
     let timeout = Duration::from_secs(10);
-    a.append(tp(0), &rec(b"a"), 1, t0).unwrap();
+    a.append(&tp(0), &rec(b"a"), 1, t0).unwrap();
     a.drain(t0, true).unwrap();
     a.note_retry(&tp(0), "NOT_ENOUGH_REPLICAS");
-    a.append(tp(0), &rec(b"b"), 1, t0 + Duration::from_secs(1))
+    a.append(&tp(0), &rec(b"b"), 1, t0 + Duration::from_secs(1))
         .unwrap();
-    a.append(tp(1), &rec(b"c"), 1, t0 + Duration::from_secs(5))
+    a.append(&tp(1), &rec(b"c"), 1, t0 + Duration::from_secs(5))
         .unwrap();
     assert!(a.expire(t0 + Duration::from_secs(9), timeout).is_empty());
     let e = a.expire(t0 + Duration::from_secs(12), timeout);
@@ -341,7 +341,7 @@ fn the_delivery_timeout_fails_old_batches() {
     assert_eq!(a.identity().map(|i| i.producer_epoch), Some(4));
     assert_eq!(a.outstanding(), 0);
     // Partition 0 goes on from sequence 0 under the new epoch.
-    a.append(tp(0), &rec(b"d"), 1, t0 + Duration::from_secs(16))
+    a.append(&tp(0), &rec(b"d"), 1, t0 + Duration::from_secs(16))
         .unwrap();
     let d = a.drain(t0 + Duration::from_secs(16), true).unwrap();
     let h = header(&d[0].1);
@@ -369,20 +369,20 @@ fn queued_bytes_follow_batches_until_acknowledged() {
     assert_eq!(a.queued_bytes(), 0);
     let r = rec(&[1; 300]);
     assert_eq!(a.room(&r, 1).unwrap(), Room::Fits);
-    a.append(tp(0), &r, 1, now).unwrap();
+    a.append(&tp(0), &r, 1, now).unwrap();
     let one = a.queued_bytes();
     assert!(
         one > 300 && one < 400,
         "one record and a batch header: {one}"
     );
-    a.append(tp(1), &r, 1, now).unwrap();
+    a.append(&tp(1), &r, 1, now).unwrap();
     assert_eq!(a.queued_bytes(), 2 * one, "a second partition's batch");
     // Appending to an open batch adds the record only (no second header).
-    a.append(tp(0), &r, 1, now).unwrap();
+    a.append(&tp(0), &r, 1, now).unwrap();
     let three = a.queued_bytes();
     assert!(three > 2 * one + 300 && three < 3 * one, "{three}");
     // 1,700 bytes: a fourth 300-byte record could still go, a fifth could not.
-    a.append(tp(2), &r, 1, now).unwrap();
+    a.append(&tp(2), &r, 1, now).unwrap();
     let full = a.queued_bytes();
     match a.room(&r, 1).unwrap() {
         Room::Wait { queued, needed } => {
@@ -417,7 +417,7 @@ fn queued_bytes_follow_batches_until_acknowledged() {
     );
     assert_eq!(a.queued_bytes(), one, "a failed batch is released too");
     // Expiry releases in-flight and pending batches alike.
-    a.append(tp(2), &r, 1, now).unwrap();
+    a.append(&tp(2), &r, 1, now).unwrap();
     assert_eq!(a.queued_bytes(), 2 * one);
     let e = a.expire(now + Duration::from_secs(10), Duration::from_secs(5));
     assert_eq!(e.iter().map(|e| e.records).sum::<usize>(), 2);
@@ -439,7 +439,7 @@ fn room_keeps_the_account_within_buffer_memory() {
         let ts = 1_700_000_000_000 + (i as i64 * 7_919) % 1_000_000;
         match a.room(&r, ts).unwrap() {
             Room::Fits => {
-                a.append(tp((i % 4) as i32), &r, ts, now).unwrap();
+                a.append(&tp((i % 4) as i32), &r, ts, now).unwrap();
             }
             Room::Wait { .. } => {
                 waited += 1;
