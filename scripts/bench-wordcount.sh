@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# WordCount throughput and memory: the Rust instance (examples/word_count.rs, release build)
+# WordCount throughput and memory: the Rust instance (examples/word_count/, release build)
 # vs the Java WordCount (testing/streams-peer --topology wordcount, Kafka Streams 4.4.0), each
 # alone in its own application, on the same pre-loaded input and the same broker.
 #
 #   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--no-java]
 #
-# --baseline REV also runs examples/word_count.rs as built from commit REV (in a temporary git
+# --baseline REV also runs the word_count example as built from commit REV (in a temporary git
 # worktree, its own target dir), in the same run, so a change's before/after is one comparison.
 #
 # Words/s = output records (one count update per word, no record cache on either side) per
@@ -49,7 +49,7 @@ cargo build --quiet --release --example word_count --example word_count_watch
 if [ "$java" = 1 ]; then bash scripts/streams-peer.sh build; fi
 baseline_bin=""
 if [ -n "$baseline" ]; then
-  log "building examples/word_count.rs of $baseline (release) in a temporary worktree"
+  log "building the word_count example of $baseline (release) in a temporary worktree"
   git worktree add --detach -q "$work/baseline" "$baseline"
   (cd "$work/baseline" && CARGO_TARGET_DIR=$repo/target/bench-baseline cargo build --quiet --release --example word_count)
   baseline_bin=$repo/target/bench-baseline/release/examples/word_count

@@ -4,7 +4,7 @@
 #   scripts/demo.sh [--kafka VERSION] [--duration SECONDS] [--member] [-- EXAMPLE ARGS...]
 #
 # Starts a broker with scripts/kafka.sh (unless KSG_CLUSTER_ENV names a running one), runs
-# examples/word_count.rs against it (application demo-wordcount: it creates the topics, joins
+# examples/word_count/ against it (application demo-wordcount: it creates the topics, joins
 # the Streams group, gets its tasks, counts words), writes a few lines of text to the input
 # topic, prints every count update, and after --duration seconds (default 15) commits and
 # leaves; then it stops the broker it started. Lines typed on stdin are counted too

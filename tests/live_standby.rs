@@ -15,12 +15,11 @@ use std::time::{Duration, Instant};
 use common::{init_logging, set_group_configs, unique_name, Cluster, LIVE};
 use kafka_streams_group::consumer::{Fetcher, FetcherConfig, IsolationLevel};
 use kafka_streams_group::describe::{describe_streams_group, StreamsGroupDescription};
-use kafka_streams_group::processing::word_count;
 use kafka_streams_group::streams::commit::TopicPartition;
 use kafka_streams_group::{ClientConfig, StreamsTaskId, StreamsTaskRole};
 use word_count_support::{
-    create_topics, diff, feed, input, java_word_count, wait_for, Counts, RustInstance, RustProcess,
-    Snapshot,
+    create_topics, diff, feed, input, java_word_count, wait_for, word_count, Counts, RustInstance,
+    RustProcess, Snapshot,
 };
 
 /// The tests of this file run one at a time (they are heavy on a small machine).

@@ -42,7 +42,7 @@ fn one_rust_instance_counts_exactly() {
     let ok = counts.settle_exact(&expected, Duration::from_secs(2), Duration::from_secs(60));
     // Purge (every 1 s here): the consumed repartition records are deleted up to the
     // committed offsets, so no partition still starts at offset 0.
-    let repartition = kafka_streams_group::processing::word_count::repartition_topic(&app);
+    let repartition = word_count_support::word_count::repartition_topic(&app);
     let mut first = Default::default();
     let purged = (0..20).any(|_| {
         std::thread::sleep(Duration::from_millis(500));

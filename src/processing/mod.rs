@@ -6,11 +6,13 @@
 //! * [`ProcessingRuntime`]: the processing loop of one member (at-least-once).
 //! * [`StreamsApp`]: topology + stores + a processor factory per task.
 //! * [`Processor`] / [`TaskContext`]: application code per task; send to sinks, reach stores.
-//! * [`word_count`]: Kafka's WordCountDemo, record for record.
 //! * [`serde`]: Kafka's built-in serdes, byte-exact.
 //! * [`store`]: in-memory key-value stores in Kafka Streams' changelog format.
 //! * [`changelog`]: restore and standby reading of changelog partitions.
 //! * [`purge`]: DeleteRecords of consumed repartition records.
+//!
+//! A complete application, Kafka's WordCountDemo record for record, is in the repository's
+//! `examples/word_count/` (`app.rs` the topology and processors, `main.rs` the command line).
 
 mod app;
 pub mod changelog;
@@ -34,7 +36,6 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 mod thread;
-pub mod word_count;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};

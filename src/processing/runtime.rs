@@ -53,14 +53,29 @@ pub struct ProcessingStats {
 }
 
 /// A running instance of a Kafka Streams application: a member of its Streams group that
-/// processes the records of the tasks it is assigned.
+/// processes the records of the tasks it is assigned. (`examples/word_count/` in the
+/// repository is a complete application: Kafka's WordCountDemo.)
 ///
 /// ```no_run
 /// use std::sync::atomic::AtomicBool;
-/// use kafka_streams_group::processing::{word_count, ProcessingConfig, ProcessingRuntime};
-/// let config = ProcessingConfig::new("127.0.0.1:9092", "streams-wordcount");
-/// let app = word_count::app(config.application_id(), "streams-plaintext-input",
-///     "streams-wordcount-output", None);
+/// use kafka_streams_group::processing::{
+///     InputRecord, ProcessingConfig, ProcessingRuntime, Processor, StreamsApp, TaskContext,
+/// };
+/// use kafka_streams_group::{Error, StreamsTaskId, StreamsTopology, Subtopology};
+///
+/// struct Forward; // every record of `lines` to `copied`
+/// impl Processor for Forward {
+///     fn process(&mut self, ctx: &mut TaskContext<'_>, r: &InputRecord) -> Result<(), Error> {
+///         ctx.send("copied", r.key.as_deref(), r.value.as_deref(), r.timestamp, &r.headers)?;
+///         Ok(())
+///     }
+/// }
+///
+/// let config = ProcessingConfig::new("127.0.0.1:9092", "copy-lines");
+/// let topology = StreamsTopology::new().subtopology(Subtopology::new("0").source_topic("lines"));
+/// let app = StreamsApp::new(topology, |_: &StreamsTaskId| -> Result<Box<dyn Processor>, Error> {
+///     Ok(Box::new(Forward))
+/// });
 /// let mut runtime = ProcessingRuntime::start(config, app)?;
 /// runtime.run_until(&AtomicBool::new(false))?; // until the flag is set
 /// runtime.close()?;

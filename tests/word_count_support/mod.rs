@@ -3,6 +3,12 @@
 //! a reader of the output topic.
 #![allow(dead_code)]
 
+/// The WordCount application of `examples/word_count/` (topology and processors), compiled
+/// from the example's own file so the tests run exactly what `cargo run --example word_count`
+/// runs.
+#[path = "../../examples/word_count/app.rs"]
+pub mod word_count;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Child, Command, Stdio};
@@ -12,9 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
-use kafka_streams_group::processing::{
-    word_count, ProcessingConfig, ProcessingRuntime, ProcessingStats,
-};
+use kafka_streams_group::processing::{ProcessingConfig, ProcessingRuntime, ProcessingStats};
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::streams::commit::TopicPartition;
 use kafka_streams_group::{ClientConfig, StreamsTaskId, StreamsTaskRole};
@@ -284,7 +288,7 @@ impl Drop for RustInstance {
     }
 }
 
-/// A Rust WordCount instance as a child process (`examples/word_count.rs`), for SIGKILL.
+/// A Rust WordCount instance as a child process (`examples/word_count/`), for SIGKILL.
 pub struct RustProcess {
     child: Child,
 }
@@ -310,7 +314,7 @@ impl RustProcess {
             .current_dir(root)
             .status()
             .expect("cargo build --example word_count");
-        assert!(status.success(), "building examples/word_count.rs failed");
+        assert!(status.success(), "building examples/word_count/ failed");
         let child = Command::new(format!("{root}/target/debug/examples/word_count"))
             .args(["--bootstrap-server", bootstrap, "--application-id", app])
             .args(["--input", input, "--output", output, "--commit-ms", "500"])

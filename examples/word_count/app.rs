@@ -12,17 +12,19 @@
 //! the timestamped store `KSTREAM-AGGREGATE-STATE-STORE-0000000003` (changelog
 //! `<app>-KSTREAM-AGGREGATE-STATE-STORE-0000000003-changelog`) and writes `(word, count)` to
 //! the output, the count as a big-endian `Long`. No record cache: every update is sent.
+//!
+//! This is application code written against the library's public API only, as a user's would
+//! be: `main.rs` runs it from the command line, and the live tests (`tests/live_word_count.rs`,
+//! `tests/live_standby.rs`) compile this same file into their binaries with
+//! `#[path = ".../examples/word_count/app.rs"]`, so there is one WordCount to maintain.
 
 use std::sync::Arc;
 
-use crate::error::Error;
-use crate::streams::{StreamsTaskId, StreamsTopology, Subtopology, TopicInfo};
-
-use super::app::StreamsApp;
-use super::context::{Processor, TaskContext};
-use super::serde::{LongSerde, Serde, StringSerde};
-use super::store::StoreFormat;
-use super::task::InputRecord;
+use kafka_streams_group::processing::{
+    InputRecord, LongSerde, Processor, Serde, StoreFormat, StreamsApp, StringSerde, TaskContext,
+};
+use kafka_streams_group::streams::{StreamsTaskId, StreamsTopology, Subtopology, TopicInfo};
+use kafka_streams_group::Error;
 
 /// The count store's name (Java's generated name).
 pub const STORE: &str = "KSTREAM-AGGREGATE-STATE-STORE-0000000003";
@@ -37,7 +39,7 @@ pub fn repartition_topic(app: &str) -> String {
 
 /// The changelog topic of the count store of application `app`.
 pub fn changelog_topic(app: &str) -> String {
-    super::store::changelog_topic(app, STORE)
+    kafka_streams_group::processing::changelog_topic(app, STORE)
 }
 
 /// The topology Kafka Streams sends for WordCountDemo with `application.id` = `app`
@@ -182,58 +184,5 @@ impl Processor for Count {
             o(&String::from_utf8_lossy(key), count);
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
-
-    #[test]
-    fn split_matches_java_probes() {
-        // streams-data-path.md §6.1 [probe] (Java 17, ROOT locale).
-        assert_eq!(split_words(" hello  world "), s(&["", "hello", "world"]));
-        assert_eq!(split_words("a-b_c"), s(&["a", "b_c"]));
-        assert_eq!(split_words("ÄÖ über"), s(&["", "ber"]));
-        assert_eq!(split_words(""), s(&[""]));
-    }
-
-    #[test]
-    fn split_edge_cases_follow_string_split() {
-        // Only delimiters: every token is empty, trailing empties are dropped -> [].
-        assert_eq!(split_words(" "), Vec::<String>::new());
-        assert_eq!(split_words("--"), Vec::<String>::new());
-        assert_eq!(split_words("Hello"), s(&["hello"]));
-        assert_eq!(split_words("a,,b,"), s(&["a", "b"]));
-        assert_eq!(split_words(",a"), s(&["", "a"]));
-        assert_eq!(
-            split_words("Kafka Streams 4"),
-            s(&["kafka", "streams", "4"])
-        );
-        // Kelvin sign lower-cases to ASCII 'k'; emoji are delimiters.
-        assert_eq!(split_words("\u{212A}afka🙂x"), s(&["kafka", "x"]));
-    }
-
-    #[test]
-    fn topology_is_java_wordcount_demo() {
-        let t = topology("streams-wordcount", "streams-plaintext-input");
-        let one = t.subtopology_by_id("1").unwrap();
-        assert_eq!(
-            one.state_changelog_topics[0].name,
-            "streams-wordcount-KSTREAM-AGGREGATE-STATE-STORE-0000000003-changelog"
-        );
-        assert_eq!(
-            one.repartition_source_topics[0].name,
-            "streams-wordcount-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition"
-        );
-        let zero = t.subtopology_by_id("0").unwrap();
-        assert_eq!(
-            zero.source_topics,
-            vec!["streams-plaintext-input".to_string()]
-        );
     }
 }

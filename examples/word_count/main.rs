@@ -14,6 +14,9 @@
 //! are created if missing (`--partitions`, default 2). Every other line read on stdin is
 //! written to the input topic (so `echo "hello kafka" | …` feeds it); `close` on stdin, or
 //! stdin closing, commits and leaves the group cleanly. `--quiet` prints only progress lines.
+//!
+//! The application itself (topology and processors) is in `app.rs`; this file is its command
+//! line.
 
 use std::io::BufRead;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,9 +24,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::admin::{self, NewTopic};
-use kafka_streams_group::processing::{word_count, ProcessingConfig, ProcessingRuntime};
+use kafka_streams_group::processing::{ProcessingConfig, ProcessingRuntime};
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::{ClientConfig, Error};
+
+mod app;
+#[cfg(test)]
+mod tests;
 
 struct Args {
     bootstrap: String,
@@ -109,14 +116,14 @@ fn run(args: Args) -> Result<(), Error> {
     )?;
     let config = ProcessingConfig::new(args.bootstrap.clone(), args.application_id.clone())
         .commit_interval(Duration::from_millis(args.commit_ms));
-    let observer: Option<word_count::CountObserver> = if args.quiet {
+    let observer: Option<app::CountObserver> = if args.quiet {
         None
     } else {
         Some(Arc::new(|word: &str, count: i64| {
             println!("count {word:?} {count}")
         }))
     };
-    let app = word_count::app(&args.application_id, &args.input, &args.output, observer);
+    let app = app::app(&args.application_id, &args.input, &args.output, observer);
     let mut runtime = ProcessingRuntime::start(config, app)?;
     println!(
         "joined {} as member {}: counting {} into {}",
