@@ -20,6 +20,7 @@ pub mod coordinator;
 pub mod error;
 pub mod observer;
 mod open;
+pub mod shared;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -43,6 +44,7 @@ pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
 pub use coordinator::{coordinator_moved, CoordinatorKey, CoordinatorType};
 pub use error::ClientError;
 pub use observer::ConnectionObserver;
+pub use shared::SharedClient;
 
 /// Pause between attempts when the broker says "try again" (coordinator loading, ...).
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::client::{BrokerTarget, Client, ClientError};
+use crate::client::{BrokerTarget, Client, ClientError, SharedClient};
 use crate::common::TopicPartition;
 use crate::connect::client_error;
 use crate::error::Error;
@@ -42,7 +42,7 @@ const MIN_FETCH_TIME: Duration = Duration::from_millis(2);
 #[derive(Debug)]
 pub struct Fetcher {
     config: FetcherConfig,
-    client: Client,
+    client: SharedClient,
     core: FetcherCore,
 }
 
@@ -50,11 +50,18 @@ impl Fetcher {
     /// Connects to the cluster within `timeout`.
     pub fn connect(config: FetcherConfig, timeout: Duration) -> Result<Fetcher, Error> {
         let client = Client::from_config(config.client(), timeout)?;
-        Ok(Fetcher {
+        Ok(Fetcher::with_client(SharedClient::new(client), config))
+    }
+
+    /// A fetcher on `client`, shared with other users on the same thread (e.g. a producer):
+    /// no connection of its own. `config.client()` still gives the retry backoff; the
+    /// connection settings are `client`'s. The fetcher's metadata and positions stay its own.
+    pub fn with_client(client: SharedClient, config: FetcherConfig) -> Fetcher {
+        Fetcher {
             core: FetcherCore::new(*config.settings()),
             config,
             client,
-        })
+        }
     }
 
     /// Replaces the assignment; partitions kept keep their position and paused flag.
@@ -265,7 +272,8 @@ impl Fetcher {
                 topics.sort();
                 topics.dedup();
                 let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-                match self.client.metadata(Some(&names), deadline) {
+                let md = self.client.lock().metadata(Some(&names), deadline);
+                match md {
                     Ok(md) => self.core.update_metadata(&md),
                     Err(e) if e.is_retriable() => log::debug!("fetcher metadata: {e}; retrying"),
                     Err(e) => return Err(client_error(e)),
@@ -279,7 +287,11 @@ impl Fetcher {
             }
             let before = found.len();
             for (node, req) in self.core.offsets_requests(&missing, timestamp, isolation) {
-                match self.client.send(BrokerTarget::Node(node), &req, deadline) {
+                let r = self
+                    .client
+                    .lock()
+                    .send(BrokerTarget::Node(node), &req, deadline);
+                match r {
                     Ok(resp) => self.core.handle_offsets(&resp, &mut found)?,
                     Err(e) if e.is_retriable() => {
                         log::debug!("ListOffsets to node {node}: {e}");
@@ -298,7 +310,7 @@ impl Fetcher {
     fn refresh_metadata(&mut self, deadline: Instant) -> Result<(), ClientError> {
         let topics = self.core.topics();
         let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-        let md = self.client.metadata(Some(&names), deadline)?;
+        let md = self.client.lock().metadata(Some(&names), deadline)?;
         self.core.update_metadata(&md);
         Ok(())
     }
@@ -307,7 +319,11 @@ impl Fetcher {
     /// change (KIP-320); a retriable failure refreshes the metadata and asks again later.
     fn validate_positions(&mut self, deadline: Instant) -> Result<(), Error> {
         for (node, req) in self.core.validation_requests() {
-            match self.client.send(BrokerTarget::Node(node), &req, deadline) {
+            let r = self
+                .client
+                .lock()
+                .send(BrokerTarget::Node(node), &req, deadline);
+            match r {
                 Ok(resp) => self.core.handle_validation(&resp),
                 Err(e) if e.is_retriable() => {
                     log::debug!("OffsetForLeaderEpoch to node {node}: {e}");
@@ -325,7 +341,10 @@ impl Fetcher {
         req: &ListOffsetsRequest,
         deadline: Instant,
     ) -> Result<(), ClientError> {
-        let resp = self.client.send(BrokerTarget::Node(node), req, deadline)?;
+        let resp = self
+            .client
+            .lock()
+            .send(BrokerTarget::Node(node), req, deadline)?;
         self.core.handle_list_offsets(&resp);
         Ok(())
     }
@@ -337,13 +356,14 @@ impl Fetcher {
         deadline: Instant,
     ) -> Result<Vec<PartitionRecords>, ClientError> {
         let target = BrokerTarget::Node(node);
-        let version = self
-            .client
+        let mut client = self.client.lock();
+        let version = client
             .connection(target, deadline)?
             .pick_version::<FetchRequest>()?;
         let wait_ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
         let req = self.core.fetch_request(node, version, wait_ms);
-        let resp = self.client.send_at(target, &req, version, deadline)?;
+        let resp = client.send_at(target, &req, version, deadline)?;
+        drop(client);
         Ok(self.core.handle_fetch(resp))
     }
 }

@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use crate::client::SharedClient;
 use crate::common::TopicPartition;
 use crate::config::ClientConfig;
 use crate::consumer::{Fetcher, FetcherConfig, IsolationLevel, OffsetReset, PartitionRecords};
@@ -73,6 +74,12 @@ impl ChangelogReader {
             Self::fetcher_config(client),
             timeout,
         )?))
+    }
+
+    /// A reader whose fetcher ([`fetcher_config`](Self::fetcher_config)) is on `shared`, a
+    /// client shared with other users on the same thread: no connection of its own.
+    pub fn with_client(shared: SharedClient, client: ClientConfig) -> Self {
+        Self::new(Fetcher::with_client(shared, Self::fetcher_config(client)))
     }
 
     /// The fetcher (e.g. for its positions).

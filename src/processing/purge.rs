@@ -4,9 +4,10 @@
 //! the only thing that ever removes their data.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-use crate::client::{BrokerTarget, Client};
+use crate::client::{BrokerTarget, Client, SharedClient};
 use crate::common::TopicPartition;
 use crate::config::ClientConfig;
 use crate::connect::client_error;
@@ -30,7 +31,7 @@ pub type PurgeResults = BTreeMap<TopicPartition, Result<i64, BrokerErrorKind>>;
 #[derive(Debug)]
 pub struct RecordPurger {
     config: ClientConfig,
-    client: Option<Client>,
+    client: Option<SharedClient>,
     /// topic → partition → leader node.
     leaders: HashMap<String, HashMap<i32, i32>>,
     /// The last metadata error of a topic without leaders (reported at the deadline).
@@ -59,12 +60,24 @@ impl RecordPurger {
         }
     }
 
-    fn client(&mut self, deadline: Instant) -> Result<&mut Client, Error> {
+    /// A purger on `shared`, a client shared with other users on the same thread: no
+    /// connection of its own. `client` still gives the retry backoff.
+    pub fn with_client(shared: SharedClient, client: ClientConfig) -> Self {
+        RecordPurger {
+            client: Some(shared),
+            ..RecordPurger::new(client)
+        }
+    }
+
+    fn client(&mut self, deadline: Instant) -> Result<MutexGuard<'_, Client>, Error> {
         if self.client.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
-            self.client = Some(Client::from_config(&self.config, left)?);
+            self.client = Some(SharedClient::connect(&self.config, left)?);
         }
-        self.client.as_mut().ok_or(Error::Closed)
+        self.client
+            .as_ref()
+            .map(SharedClient::lock)
+            .ok_or(Error::Closed)
     }
 
     fn leader(&self, tp: &TopicPartition) -> Option<i32> {
@@ -126,7 +139,8 @@ impl RecordPurger {
                 let mut topics: Vec<&str> =
                     pending.iter().map(|(tp, _)| tp.topic.as_str()).collect();
                 topics.dedup();
-                match self.client(deadline)?.metadata(Some(&topics), deadline) {
+                let md = self.client(deadline)?.metadata(Some(&topics), deadline);
+                match md {
                     Ok(md) => self.load(&md),
                     Err(e) if e.is_retriable() => log::debug!("purger metadata: {e}; retrying"),
                     Err(e) => return Err(client_error(e)),

@@ -8,6 +8,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::client::SharedClient;
 use crate::consumer::{Fetcher, FetcherConfig, OffsetReset};
 use crate::error::Error;
 use crate::producer::{Producer, ProducerConfig};
@@ -109,16 +110,21 @@ impl ProcessingRuntime {
         config.validate()?;
         app.validate(config.application_id())?;
         let client = config.client().clone();
-        let timeout = client.get_request_timeout();
-        let fetcher = Fetcher::connect(
+        // One set of broker connections for everything the processing thread drives, one
+        // request at a time; the heartbeat thread keeps its own (BENCHMARKS.md, issue 22).
+        let shared = SharedClient::connect(&client, client.get_request_timeout())?;
+        let fetcher = Fetcher::with_client(
+            shared.clone(),
             FetcherConfig::new(client.clone())
                 .auto_offset_reset(OffsetReset::Earliest)
                 .fetch_max_wait(config.get_poll_wait()),
-            timeout,
+        );
+        let reader = ChangelogReader::with_client(shared.clone(), client.clone());
+        let producer = Producer::with_client(
+            shared.clone(),
+            ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)),
         )?;
-        let reader = ChangelogReader::connect(client.clone(), timeout)?;
-        let producer =
-            Producer::new(ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)))?;
+        let purger = RecordPurger::with_client(shared, client);
         let handle =
             StreamsGroupSession::join(group_config(&config, &app))?.spawn_heartbeat_thread()?;
         log::info!(
@@ -151,7 +157,7 @@ impl ProcessingRuntime {
             tasks,
             state,
             collector,
-            Box::new(RecordPurger::new(client)),
+            Box::new(purger),
             Box::new(SystemClock),
             cadence,
         );

@@ -2,6 +2,7 @@
 //! request per leader, on the crate's [`Client`] with its deadlines.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::accumulator::{
@@ -9,7 +10,7 @@ use super::accumulator::{
     Room, SealedBatch, TopicPartition,
 };
 use super::config::ProducerConfig;
-use crate::client::{BrokerTarget, Client, ClientError};
+use crate::client::{BrokerTarget, Client, ClientError, SharedClient};
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::init_producer_id::InitProducerIdRequest;
@@ -52,7 +53,7 @@ struct TopicInfo {
 /// Dropping a producer does not flush: call [`flush`](Producer::flush) first.
 pub struct Producer {
     config: ProducerConfig,
-    client: Option<Client>,
+    client: Option<SharedClient>,
     acc: Accumulator,
     topics: HashMap<String, TopicInfo>,
     sticky: HashMap<String, i32>,
@@ -74,6 +75,15 @@ impl Producer {
     pub fn new(config: ProducerConfig) -> Result<Producer, Error> {
         config.validate()?;
         let client = Client::from_config(config.client(), config.client().get_request_timeout())?;
+        Producer::with_client(SharedClient::new(client), config)
+    }
+
+    /// Checks `config` and makes a producer on `client`, shared with other users on the same
+    /// thread (e.g. a fetcher): no connection of its own. `config.client()` still gives the
+    /// request timeout, retry backoff and metrics; the connection settings are `client`'s.
+    /// The producer's metadata, batches and idempotent identity stay its own.
+    pub fn with_client(client: SharedClient, config: ProducerConfig) -> Result<Producer, Error> {
+        config.validate()?;
         let acc = Accumulator::new(BatchSettings {
             linger: config.get_linger(),
             batch_size: config.get_batch_size(),
@@ -299,12 +309,15 @@ impl Producer {
         }
     }
 
-    fn client(&mut self, deadline: Instant) -> Result<&mut Client, Error> {
+    fn client(&mut self, deadline: Instant) -> Result<MutexGuard<'_, Client>, Error> {
         if self.client.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
-            self.client = Some(Client::from_config(self.config.client(), left)?);
+            self.client = Some(SharedClient::connect(self.config.client(), left)?);
         }
-        self.client.as_mut().ok_or(Error::Closed)
+        self.client
+            .as_ref()
+            .map(SharedClient::lock)
+            .ok_or(Error::Closed)
     }
 
     /// The partition count of `topic`, from metadata (fetched and waited for if new).
@@ -587,11 +600,10 @@ impl Producer {
             topic_data: topic_data.into_values().collect(),
         };
         let metrics = self.config.client().get_metrics().clone();
-        let resp = match self.client(request_deadline)?.send(
-            BrokerTarget::Node(leader),
-            &req,
-            request_deadline,
-        ) {
+        let sent =
+            self.client(request_deadline)?
+                .send(BrokerTarget::Node(leader), &req, request_deadline);
+        let resp = match sent {
             Ok(r) => r,
             Err(e) if !fatal(&e) => {
                 // The batches may or may not be written: they go again with the same
