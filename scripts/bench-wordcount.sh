@@ -3,10 +3,12 @@
 # vs the Java WordCount (testing/streams-peer --topology wordcount, Kafka Streams 4.4.0), each
 # alone in its own application, on the same pre-loaded input and the same broker.
 #
-#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--no-java]
+#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--baseline-first] [--no-java]
 #
 # --baseline REV also runs the word_count example as built from commit REV (in a temporary git
-# worktree, its own target dir), in the same run, so a change's before/after is one comparison.
+# worktree, its own target dir), in the same run, so a change's before/after is one comparison;
+# --baseline-first runs it before this checkout's in each rep (the second run meets a warmer
+# broker, so compare both orders).
 #
 # Words/s = output records (one count update per word, no record cache on either side) per
 # second between the first and the last output record, as seen by examples/word_count_watch.rs
@@ -23,6 +25,7 @@ partitions=4
 reps=1
 baseline=""
 java=1
+baseline_first=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
     --no-java) java=0; shift ;;
+    --baseline-first) baseline_first=1; shift ;;
     *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -132,7 +136,8 @@ run_one() { # impl rep  (impl: rust, baseline or java)
 
 echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partitions partitions; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$reps"); do
+  if [ -n "$baseline" ] && [ "$baseline_first" = 1 ]; then run_one baseline "$rep"; fi
   run_one rust "$rep"
-  if [ -n "$baseline" ]; then run_one baseline "$rep"; fi
+  if [ -n "$baseline" ] && [ "$baseline_first" = 0 ]; then run_one baseline "$rep"; fi
   if [ "$java" = 1 ]; then run_one java "$rep"; fi
 done

@@ -2,8 +2,10 @@
 //! components driven from the same thread, e.g. a processing runtime's fetcher, changelog
 //! reader, producer and purger.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
+
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::config::ClientConfig;
 use crate::error::Error;
@@ -43,12 +45,10 @@ impl SharedClient {
 
     /// The client, for one request or a few in a row. Do not hold the guard while calling
     /// another user of the same handle: the lock is not reentrant. A user that panicked
-    /// while holding it leaves the client usable (a connection it broke is dropped by the
-    /// next request).
+    /// while holding it leaves the client usable (parking_lot's lock is not poisoned; a
+    /// connection the panic broke is dropped by the next request).
     pub fn lock(&self) -> MutexGuard<'_, Client> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner.lock()
     }
 
     /// How many handles share this client (this one included).

@@ -4,7 +4,6 @@
 //! the only thing that ever removes their data.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use crate::client::{BrokerTarget, Client, SharedClient};
@@ -69,7 +68,7 @@ impl RecordPurger {
         }
     }
 
-    fn client(&mut self, deadline: Instant) -> Result<MutexGuard<'_, Client>, Error> {
+    fn client(&mut self, deadline: Instant) -> Result<parking_lot::MutexGuard<'_, Client>, Error> {
         if self.client.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
             self.client = Some(SharedClient::connect(&self.config, left)?);
@@ -125,58 +124,17 @@ impl RecordPurger {
                 return Ok(results);
             }
             if Instant::now() >= deadline {
-                for (tp, _) in pending {
-                    let kind = match self.topic_errors.get(&tp.topic) {
-                        Some(kind) if self.leader(tp).is_none() => *kind,
-                        _ => BrokerErrorKind::RequestTimedOut,
-                    };
-                    log::warn!("DeleteRecords {tp}: no answer before the deadline ({kind})");
-                    results.insert(tp.clone(), Err(kind));
-                }
+                self.time_out(&pending, &mut results);
                 return Ok(results);
             }
             if refresh {
-                let mut topics: Vec<&str> =
-                    pending.iter().map(|(tp, _)| tp.topic.as_str()).collect();
-                topics.dedup();
-                let md = self.client(deadline)?.metadata(Some(&topics), deadline);
-                match md {
-                    Ok(md) => self.load(&md),
-                    Err(e) if e.is_retriable() => log::debug!("purger metadata: {e}; retrying"),
-                    Err(e) => return Err(client_error(e)),
-                }
+                self.refresh_leaders(&pending, deadline)?;
                 refresh = false;
-            }
-            let mut by_node: BTreeMap<i32, BTreeMap<&str, Vec<DeleteRecordsPartition>>> =
-                BTreeMap::new();
-            for (tp, offset) in &pending {
-                let Some(node) = self.leader(tp) else {
-                    continue;
-                };
-                by_node
-                    .entry(node)
-                    .or_default()
-                    .entry(tp.topic.as_str())
-                    .or_default()
-                    .push(DeleteRecordsPartition {
-                        partition_index: tp.partition,
-                        offset: *offset,
-                    });
             }
             let left = deadline.saturating_duration_since(Instant::now());
             let timeout_ms = i32::try_from(MAX_BROKER_WAIT.min(left).as_millis()).unwrap_or(0);
             let mut progress = false;
-            for (node, topics) in by_node {
-                let req = DeleteRecordsRequest {
-                    topics: topics
-                        .into_iter()
-                        .map(|(name, partitions)| DeleteRecordsTopic {
-                            name: name.to_owned(),
-                            partitions,
-                        })
-                        .collect(),
-                    timeout_ms,
-                };
+            for (node, req) in self.requests_by_leader(&pending, timeout_ms) {
                 let sent = self
                     .client(deadline)?
                     .send(BrokerTarget::Node(node), &req, deadline);
@@ -199,6 +157,75 @@ impl RecordPurger {
                 std::thread::sleep(backoff.min(left));
             }
         }
+    }
+
+    /// Answers every `pending` partition at the deadline: the topic's last metadata error if
+    /// it has no leader, else a request timeout.
+    fn time_out(&self, pending: &[(&TopicPartition, i64)], results: &mut PurgeResults) {
+        for (tp, _) in pending {
+            let kind = match self.topic_errors.get(&tp.topic) {
+                Some(kind) if self.leader(tp).is_none() => *kind,
+                _ => BrokerErrorKind::RequestTimedOut,
+            };
+            log::warn!("DeleteRecords {tp}: no answer before the deadline ({kind})");
+            results.insert((*tp).clone(), Err(kind));
+        }
+    }
+
+    /// Looks up the leaders of the `pending` partitions' topics again; a retriable failure
+    /// is left for the next round.
+    fn refresh_leaders(
+        &mut self,
+        pending: &[(&TopicPartition, i64)],
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        let mut topics: Vec<&str> = pending.iter().map(|(tp, _)| tp.topic.as_str()).collect();
+        topics.dedup();
+        let md = self.client(deadline)?.metadata(Some(&topics), deadline);
+        match md {
+            Ok(md) => self.load(&md),
+            Err(e) if e.is_retriable() => log::debug!("purger metadata: {e}; retrying"),
+            Err(e) => return Err(client_error(e)),
+        }
+        Ok(())
+    }
+
+    /// One DeleteRecords request per leader for the `pending` partitions whose leader is
+    /// known (the others wait for a metadata refresh).
+    fn requests_by_leader(
+        &self,
+        pending: &[(&TopicPartition, i64)],
+        timeout_ms: i32,
+    ) -> Vec<(i32, DeleteRecordsRequest)> {
+        let mut by_node: BTreeMap<i32, BTreeMap<&str, Vec<DeleteRecordsPartition>>> =
+            BTreeMap::new();
+        for (tp, offset) in pending {
+            let Some(node) = self.leader(tp) else {
+                continue;
+            };
+            by_node
+                .entry(node)
+                .or_default()
+                .entry(tp.topic.as_str())
+                .or_default()
+                .push(DeleteRecordsPartition {
+                    partition_index: tp.partition,
+                    offset: *offset,
+                });
+        }
+        by_node
+            .into_iter()
+            .map(|(node, topics)| {
+                let topics = topics
+                    .into_iter()
+                    .map(|(name, partitions)| DeleteRecordsTopic {
+                        name: name.to_owned(),
+                        partitions,
+                    })
+                    .collect();
+                (node, DeleteRecordsRequest { topics, timeout_ms })
+            })
+            .collect()
     }
 }
 

@@ -2,7 +2,6 @@
 //! request per leader, on the crate's [`Client`] with its deadlines.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::MutexGuard;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::accumulator::{
@@ -309,7 +308,7 @@ impl Producer {
         }
     }
 
-    fn client(&mut self, deadline: Instant) -> Result<MutexGuard<'_, Client>, Error> {
+    fn client(&mut self, deadline: Instant) -> Result<parking_lot::MutexGuard<'_, Client>, Error> {
         if self.client.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
             self.client = Some(SharedClient::connect(self.config.client(), left)?);
