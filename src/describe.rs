@@ -26,7 +26,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::client::{coordinator_moved, BrokerTarget, Client, ClientError, CoordinatorKey};
+use crate::client::coordinator::retriable_lookup;
+use crate::client::{BrokerTarget, Client, ClientError, CoordinatorKey};
 use crate::config::ClientConfig;
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
@@ -314,12 +315,6 @@ fn group_error(g: &DescribedGroup, broker: Option<String>) -> Error {
     }
 }
 
-/// Errors after which asking the coordinator again can succeed: a new one, after it moved
-/// ([`coordinator_moved`]), or the same one once it has loaded the group.
-fn ask_again(kind: BrokerErrorKind) -> bool {
-    coordinator_moved(kind) || kind == BrokerErrorKind::CoordinatorLoadInProgress
-}
-
 /// Describes one Streams group. See [`describe_streams_groups`].
 pub fn describe_streams_group(
     config: &ClientConfig,
@@ -462,7 +457,7 @@ fn describe_round(
                 continue;
             }
             let kind = BrokerErrorKind::from_code(g.error_code);
-            if ask_again(kind) {
+            if retriable_lookup(kind) {
                 client.coordinator_failed(&CoordinatorKey::group(g.group_id.as_str()), kind);
                 log::debug!("StreamsGroupDescribe({}): {kind}, retrying", g.group_id);
                 retry.get_or_insert(group_error(&g, Some(addr.clone())));
@@ -632,9 +627,9 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("group app"), "{text}");
         assert!(text.contains("not a streams group"), "{text}");
-        assert!(ask_again(BrokerErrorKind::NotCoordinator));
-        assert!(ask_again(BrokerErrorKind::CoordinatorLoadInProgress));
-        assert!(!ask_again(BrokerErrorKind::GroupIdNotFound));
+        assert!(retriable_lookup(BrokerErrorKind::NotCoordinator));
+        assert!(retriable_lookup(BrokerErrorKind::CoordinatorLoadInProgress));
+        assert!(!retriable_lookup(BrokerErrorKind::GroupIdNotFound));
     }
 
     #[test]

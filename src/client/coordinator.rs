@@ -74,18 +74,13 @@ impl CoordinatorKey {
     }
 }
 
-/// True for the errors after which a coordinator must be looked up again: it moved
-/// (`NOT_COORDINATOR`) or is gone (`COORDINATOR_NOT_AVAILABLE`). A coordinator that is
-/// loading (`COORDINATOR_LOAD_IN_PROGRESS`) is asked again as it is.
-pub fn coordinator_moved(kind: BrokerErrorKind) -> bool {
-    matches!(
-        kind,
-        BrokerErrorKind::NotCoordinator | BrokerErrorKind::CoordinatorNotAvailable
-    )
-}
+// The pure membership core (a layer below) defines when a coordinator moved; the client's
+// cache and every caller use that one definition.
+pub use crate::streams::commit::coordinator_moved;
 
-/// Answers to `FindCoordinator` worth asking again after a pause.
-fn retriable_lookup(kind: BrokerErrorKind) -> bool {
+/// Answers worth asking again after a pause: the coordinator moved (a new lookup finds the
+/// new one) or is still loading the group.
+pub(crate) fn retriable_lookup(kind: BrokerErrorKind) -> bool {
     coordinator_moved(kind) || kind == BrokerErrorKind::CoordinatorLoadInProgress
 }
 

@@ -254,7 +254,9 @@ pub enum CommitAnswer {
     },
 }
 
-/// True for errors after which the coordinator must be looked up again.
+/// True for the errors after which a coordinator must be looked up again: it moved
+/// (`NOT_COORDINATOR`) or is gone (`COORDINATOR_NOT_AVAILABLE`). A coordinator that is
+/// loading (`COORDINATOR_LOAD_IN_PROGRESS`) is asked again as it is.
 pub fn coordinator_moved(kind: BrokerErrorKind) -> bool {
     matches!(
         kind,
