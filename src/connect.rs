@@ -1,7 +1,7 @@
 //! From the user's [`ClientConfig`] to a connected [`Client`], and from the client layer's
 //! errors to the crate's [`Error`].
 //!
-//! This glue sits above `client` and `transport` and below `runtime`, `admin` and
+//! This glue sits above `client` and `transport` and below `session`, `admin` and
 //! `describe`: it imports `config`, `error`, `client` and `transport`, and none of those
 //! imports it, so every import points down the layers (ARCHITECTURE.md §1). It holds:
 //!

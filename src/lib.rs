@@ -23,16 +23,16 @@
 //! | 6 | transport | `transport` | mio TCP, rustls streams, SASL step machines (frames, not messages) |
 //! | 7 | client | `client`, `tls`, `connect` | connections, ApiVersions, bootstrap, coordinator lookup; a client from a [`ClientConfig`] |
 //! | 8 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
-//! | 9 | membership drivers | `runtime` | the blocking session and the heartbeat thread driving the core; offset commits |
+//! | 9 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
 //! | 10 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
 //! | 11 | processing | `processing` | the Streams application runtime: tasks, stores, changelogs |
 //!
 //! The pure cores (`protocol`, `streams`) sit low because they need no I/O: the I/O layers
-//! above drive them. The heartbeat thread in `runtime` meets the core and the client:
+//! above drive them. The heartbeat thread in `session` meets the core and the client:
 //!
 //! ```text
 //!             application threads                  one heartbeat thread per session
-//!   StreamsGroupSessionHandle  ── crossbeam cmd + Waker ──►  runtime (mio::Poll, clock)
+//!   StreamsGroupSessionHandle  ── crossbeam cmd + Waker ──►  session (mio::Poll, clock)
 //!        ▲ assignment snapshot (parking_lot) ◄─────────────────────┘
 //!   client/    connections, correlation ids, ApiVersions, bootstrap, coordinator lookup
 //!   transport/ mio TCP, rustls, SASL step machines (frames, not messages)
@@ -56,7 +56,12 @@ pub mod processing;
 pub mod producer;
 pub mod properties;
 pub mod protocol;
-pub mod runtime;
+/// The old name of [`session`]: kept one release for existing paths.
+#[deprecated(since = "0.2.0", note = "renamed to `kafka_streams_group::session`")]
+pub mod runtime {
+    pub use crate::session::*;
+}
+pub mod session;
 pub mod streams;
 pub mod tls;
 pub mod transport;
@@ -72,7 +77,7 @@ pub use describe::{
 };
 pub use error::{Error, Result};
 pub use protocol::BrokerErrorKind;
-pub use runtime::{
+pub use session::{
     AssignmentSubscriber, StreamsGroupConfig, StreamsGroupMetrics, StreamsGroupSession,
     StreamsGroupSessionHandle, StreamsGroupState, StreamsReconciliation,
 };

@@ -79,7 +79,7 @@
 //! [`StreamsGroupConfig::validate`] (which joining runs).
 //!
 //! The Streams half (`StreamsGroupConfig::from_properties`) is defined with the member's
-//! configuration in `runtime`, above this module: properties parsing is vocabulary that the
+//! configuration in `session`, above this module: properties parsing is vocabulary that the
 //! configurations use, and names none of them but [`ClientConfig`].
 //!
 //! [`StreamsGroupConfig`]: crate::StreamsGroupConfig

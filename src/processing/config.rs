@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::config::ClientConfig;
 use crate::error::Error;
-use crate::runtime::StreamsGroupConfig;
+use crate::session::StreamsGroupConfig;
 use crate::streams::{StreamsTopology, UserEndpoint};
 
 use super::deserialization::DeserializationHandler;

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::properties;
-use crate::runtime::StreamsGroupConfig;
+use crate::session::StreamsGroupConfig;
 use crate::streams::{StreamsTopology, Subtopology, UserEndpoint};
 
 use super::config::ProcessingConfig;

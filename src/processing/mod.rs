@@ -21,10 +21,10 @@ mod config;
 mod config_keys;
 mod context;
 mod deserialization;
+mod instance;
 mod lifecycle;
 mod ports;
 pub mod purge;
-mod runtime;
 pub mod serde;
 mod state_manager;
 pub mod store;
@@ -47,9 +47,9 @@ pub use self::context::{Headers, Processor, TaskContext};
 pub use self::deserialization::{
     DeserializationHandler, LOG_AND_CONTINUE_CLASS, LOG_AND_FAIL_CLASS,
 };
+pub use self::instance::{ProcessingRuntime, ProcessingStats};
 pub use self::lifecycle::{LocalTask, RuntimeState, StateListener};
 pub use self::purge::RecordPurger;
-pub use self::runtime::{ProcessingRuntime, ProcessingStats};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
 pub use self::store::{
     changelog_topic, ChangelogRecord, KeyValueStore, StateStore, StoreFormat, NO_TIMESTAMP,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::consumer::Fetcher;
 use crate::error::Error;
 use crate::producer::{Producer, ProducerRecord};
-use crate::runtime::{AssignmentSubscriber, StreamsGroupSessionHandle, StreamsReconciliation};
+use crate::session::{AssignmentSubscriber, StreamsGroupSessionHandle, StreamsReconciliation};
 use crate::streams::commit::{
     CommitOffset, OffsetCommitOutcome, OffsetFetchOutcome, TopicPartition,
 };

@@ -1,6 +1,6 @@
 //! Offset commits and fetches of a Streams member, without I/O: which partitions belong to
 //! which task, the OffsetCommit / OffsetFetch requests a member sends, and what the answers
-//! mean. The blocking calls live in `runtime::commit`.
+//! mean. The blocking calls live in `session::commit`.
 //!
 //! A task `(subtopology, p)` reads partition `p` of every source topic and repartition source
 //! topic of its subtopology; those are the partitions it commits. The coordinator accepts a

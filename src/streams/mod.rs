@@ -8,7 +8,12 @@ pub mod commit;
 mod java_order;
 pub mod membership;
 pub mod offsets;
-pub mod runtime;
+pub mod reconcile;
+/// The old name of [`reconcile`]: kept one release for existing paths.
+#[deprecated(since = "0.2.0", note = "renamed to `streams::reconcile`")]
+pub mod runtime {
+    pub use super::reconcile::*;
+}
 pub mod task;
 pub mod topology;
 mod topology_diff;
@@ -22,7 +27,7 @@ pub use membership::{
     MembershipError, MembershipEvent, RetryBackoff, StreamsMembership, TasksLostReason,
 };
 pub use offsets::StreamsTaskOffsets;
-pub use runtime::{StreamsTaskPlan, StreamsTaskRuntime};
+pub use reconcile::{StreamsTaskPlan, StreamsTaskRuntime};
 pub use task::{
     StreamsTaskAssignment, StreamsTaskError, StreamsTaskId, StreamsTaskRole, StreamsTaskTransition,
     WireTaskIds,

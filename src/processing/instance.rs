@@ -12,7 +12,7 @@ use crate::client::SharedClient;
 use crate::consumer::{Fetcher, FetcherConfig, OffsetReset};
 use crate::error::Error;
 use crate::producer::{Producer, ProducerConfig};
-use crate::runtime::{StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle};
+use crate::session::{StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle};
 use crate::streams::{StreamsTaskId, StreamsTaskRole, StreamsTaskRuntime};
 
 use super::app::StreamsApp;

@@ -1,4 +1,4 @@
-//! `StreamsGroupSession`: a member driven from the caller's thread.
+//! [`StreamsGroupSession`]: the membership driver run on the caller's thread (no heartbeat thread).
 
 use std::time::{Duration, Instant};
 

@@ -55,9 +55,9 @@ use crate::streams::{
 };
 
 use super::commit::MemberView;
+use super::direct::StreamsGroupSession;
 use super::driver::Driver;
 use super::handle::StreamsGroupSessionHandle;
-use super::session::StreamsGroupSession;
 
 /// One reconciliation in progress: the plan, and when it began (for the rebalance timeout).
 ///
@@ -265,7 +265,7 @@ impl StreamsGroupSessionHandle {
 
     /// Starts a reconciliation towards the current target: lost tasks (already dropped from
     /// `runtime`), tasks to stop and tasks to start. Nothing is reported to the broker yet.
-    /// See the [module docs](crate::runtime::offsets) for the order.
+    /// See the [module docs](crate::session::offsets) for the order.
     pub fn begin_reconciliation(
         &self,
         runtime: &mut StreamsTaskRuntime,

@@ -1,4 +1,4 @@
-//! Runtime glue: the blocking session and the heartbeat thread drive the pure membership core.
+//! The membership drivers: the blocking session and the heartbeat thread drive the pure core.
 //!
 //! ```text
 //!  application threads                         heartbeat thread (one per session)
@@ -17,17 +17,17 @@
 
 pub(crate) mod commit;
 pub mod config;
+pub mod direct;
 pub(crate) mod driver;
 pub mod handle;
 pub mod metrics;
 pub mod offsets;
 mod properties;
-pub mod session;
 pub mod shared;
 
 pub use config::StreamsGroupConfig;
+pub use direct::StreamsGroupSession;
 pub use handle::StreamsGroupSessionHandle;
 pub use metrics::StreamsGroupMetrics;
 pub use offsets::StreamsReconciliation;
-pub use session::StreamsGroupSession;
 pub use shared::{AssignmentSubscriber, StreamsGroupState};
