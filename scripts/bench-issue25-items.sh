@@ -92,11 +92,14 @@ item_running() {
     wait "$watch" || log "$kind: watcher failed: $(cat "$work/$name.watch")"
     local rss; read -r rss < "$work/rss"
     stop_instance "$p"; kill "$s" 2>/dev/null || true
-    local ev=$work/$name.events running first cl
+    local ev=$work/$name.events running first cl started
+    # Rebalancing: the instance is built and started (Java: KafkaStreams#start, so the JVM
+    # start and the setup before it lie before this; Rust: ProcessingRuntime::start joined).
+    started=$(event_ms "$ev" 'state (Rebalancing|REBALANCING)')
     running=$(event_ms "$ev" 'state (Running|RUNNING)')
     first=$(event_ms "$ev" 'first-record')
     cl=$(end_offsets "$app-$store-changelog")
-    echo "impl=$kind running_ms=$(( ${running:-$t0} - t0 )) first_record_ms=$(( ${first:-$t0} - t0 ))" \
+    echo "impl=$kind started_ms=$(( ${started:-$t0} - t0 )) running_ms=$(( ${running:-$t0} - t0 )) first_record_ms=$(( ${first:-$t0} - t0 ))" \
       "changelog_records=$cl lines=$lines words=$words peak_rss_mb=$((rss / 1024))" \
       "($(cat "$work/$name.watch"); $(grep '^bench stats' "$ev" || true))"
   done
@@ -106,11 +109,17 @@ item_running() {
 # perf (cpu-clock samples, DWARF call stacks) of examples/word_count processing the items-3/4
 # input as a fresh application; the join and idle waits take no samples (nothing runs).
 item_profile() {
-  local in=bench25-in-$$ app=bench25-prof-$$ data=$out/issue25-perf.data
+  local in=bench25-in-$$ app=bench25-prof-$$ data=$out/issue25-perf.data n=$lines file=$work/input.txt
+  local words=$words
+  if [ -n "$profile_lines" ] && [ "$profile_lines" != "$lines" ]; then
+    in=bench25-prof-in-$$ n=$profile_lines file=$work/profile-input.txt
+    gen_input "$n" "$file"
+    words=$(awk '{ n += NF } END { print n }' "$file")
+  fi
   topic "$in" "$partitions"
-  if [ "$(end_offsets "$in")" -lt "$lines" ]; then
+  if [ "$(end_offsets "$in")" -lt "$n" ]; then
     bash scripts/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" \
-      --topic "$in" --producer-property linger.ms=50 < "$work/input.txt" >/dev/null
+      --topic "$in" --producer-property linger.ms=50 < "$file" >/dev/null
   fi
   topic "$app-out" "$partitions"
   "$bin/word_count_watch" --bootstrap-server "$bootstrap" --topic "$app-out" \

@@ -4,6 +4,7 @@
 #
 #   scripts/bench-issue25.sh [--lines N] [--partitions P] [--java-stores LIST]
 #                            [--restore-records N] [--restore-keys K] [--items "1 2 3 5"]
+#                            [--profile-lines N]
 #
 #   1  WordCount words/s and peak RSS: scripts/bench-wordcount.sh --java-stores LIST
 #      (default "memory rocksdb memory@32m": in-memory and RocksDB at the peer's -Xmx256m,
@@ -16,7 +17,8 @@
 #      each instance a fresh application on the same pre-loaded input; and in the same runs
 #   4  changelog records per input line / word, Java with its default record cache
 #      (statestore.cache.max.bytes 10 MiB, RocksDB) against Rust (no cache), commit 1000 ms.
-#   5  perf profile of the Rust instance's processing of the input (flame graph + top costs).
+#   5  perf profile of the Rust instance's processing of the input (flame graph + top costs);
+#      --profile-lines N profiles an input of N lines instead (more samples).
 #
 # Figures go to target/bench-report/issue25-*.txt, the summary table to
 # target/bench-report/issue25-summary.md (benches/support/issue25_report.py). Uses
@@ -31,6 +33,7 @@ java_stores="memory rocksdb memory@32m"
 restore_records=5000000
 restore_keys=100000
 items="1 2 3 5"
+profile_lines=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -39,7 +42,8 @@ while [ $# -gt 0 ]; do
     --restore-records) restore_records=$2; shift 2 ;;
     --restore-keys) restore_keys=$2; shift 2 ;;
     --items) items=$2; shift 2 ;;
-    *) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --profile-lines) profile_lines=$2; shift 2 ;;
+    *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 out=$repo/target/bench-report
@@ -136,9 +140,12 @@ event_ms() { # events-file regex -> epoch ms of the first matching bench line
 }
 
 # ---- the input (the same generator as bench-wordcount.sh) ---------------------------------------
-awk -v n="$lines" 'BEGIN { srand(16); for (i = 0; i < n; i++) { k = 1 + int(rand() * 7); s = "";
-  for (j = 0; j < k; j++) { r = int(1 / (rand() * 0.999 + 0.001)); s = s (j ? " " : "") "w" r }
-  print s } }' > "$work/input.txt"
+gen_input() { # lines file
+  awk -v n="$1" 'BEGIN { srand(16); for (i = 0; i < n; i++) { k = 1 + int(rand() * 7); s = "";
+    for (j = 0; j < k; j++) { r = int(1 / (rand() * 0.999 + 0.001)); s = s (j ? " " : "") "w" r }
+    print s } }' > "$2"
+}
+gen_input "$lines" "$work/input.txt"
 words=$(awk '{ n += NF } END { print n }' "$work/input.txt")
 
 # ---- 1: words/s and peak RSS --------------------------------------------------------------------
