@@ -37,7 +37,8 @@ def fold(lines):
             m = FRAME.match(line)
             if m:
                 sym = m.group(1)
-                frames.append(short(sym) if sym != "[unknown]" else "[" + m.group(2).split("/")[-1] + "]")
+                dso = m.group(2).split("/")[-1].strip("[]")
+                frames.append(short(sym) if sym != "[unknown]" else f"[{dso}]")
     if comm is not None:
         stacks[";".join([comm] + frames[::-1])] += 1
     return stacks
