@@ -4,11 +4,16 @@
 # alone in its own application, on the same pre-loaded input and the same broker.
 #
 #   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--baseline-first] [--no-java]
+#                              [--java-stores LIST]
 #
 # --baseline REV also runs the word_count example as built from commit REV (in a temporary git
 # worktree, its own target dir), in the same run, so a change's before/after is one comparison;
 # --baseline-first runs it before this checkout's in each rep (the second run meets a warmer
 # broker, so compare both orders).
+# --java-stores LIST runs one Java instance per item of the space-separated LIST instead of the
+# one RocksDB instance (issue 25): STORE[@HEAP], STORE = rocksdb (WordCountDemo's count()) or
+# memory (Stores.inMemoryKeyValueStore, caching disabled), HEAP the -Xmx (default: the peer's
+# 256m); each is reported as java-STORE[@HEAP]. E.g. --java-stores "memory rocksdb memory@32m".
 #
 # Words/s = output records (one count update per word, no record cache on either side) per
 # second between the first and the last output record, as seen by examples/word_count_watch.rs
@@ -26,6 +31,7 @@ reps=1
 baseline=""
 java=1
 baseline_first=0
+java_stores=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -34,7 +40,8 @@ while [ $# -gt 0 ]; do
     --baseline) baseline=$2; shift 2 ;;
     --no-java) java=0; shift ;;
     --baseline-first) baseline_first=1; shift ;;
-    *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --java-stores) java_stores=$2; shift 2 ;;
+    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 log() { printf '[bench-wordcount] %s\n' "$*" >&2; }
@@ -101,24 +108,30 @@ sample_peaks() {
   done
 }
 
-run_one() { # impl rep  (impl: rust, baseline or java)
-  local impl=$1 rep=$2 app=bench-wc-$1-$$-$2 pid
+run_one() { # impl rep  (impl: rust, baseline, java or java-STORE[@HEAP])
+  local impl=$1 rep=$2 app=bench-wc-${1//@/-}-$$-$2 pid
   local out=$app-out
   topic "$out"
   rm -f "$work/ctl"; mkfifo "$work/ctl"
   ./target/release/examples/word_count_watch --bootstrap-server "$bootstrap" --topic "$out" \
     --partitions "$partitions" --records "$words" --timeout 900 > "$work/watch" &
   local watch=$!
-  if [ "$impl" != java ]; then
+  if [ "${impl%%-*}" != java ]; then
     local bin=./target/release/examples/word_count
     [ "$impl" = baseline ] && bin=$baseline_bin
     "$bin" --bootstrap-server "$bootstrap" --application-id "$app" \
       --input "$input" --output "$out" --partitions "$partitions" --commit-ms 1000 --quiet \
       --no-stdin-input < "$work/ctl" > "$work/$impl.log" 2>&1 &
-  else
+  elif [ "$impl" = java ]; then
     bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" --input "$input" \
       --output "$out" --topology wordcount --commit-ms 1000 --log-file "$work/$impl-peer.log" \
       < "$work/ctl" > "$work/$impl.log" 2>&1 &
+  else
+    local variant=${impl#java-}; local store=${variant%%@*} heap=${KSG_PEER_HEAP:-256m}
+    [ "$variant" != "$store" ] && heap=${variant#*@}
+    KSG_PEER_HEAP=$heap bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" \
+      --input "$input" --output "$out" --topology wordcount --store "$store" --commit-ms 1000 \
+      --log-file "$work/$impl-peer.log" < "$work/ctl" > "$work/$impl.log" 2>&1 &
   fi
   pid=$!
   exec 3>"$work/ctl"
@@ -139,5 +152,6 @@ for rep in $(seq 1 "$reps"); do
   if [ -n "$baseline" ] && [ "$baseline_first" = 1 ]; then run_one baseline "$rep"; fi
   run_one rust "$rep"
   if [ -n "$baseline" ] && [ "$baseline_first" = 0 ]; then run_one baseline "$rep"; fi
-  if [ "$java" = 1 ]; then run_one java "$rep"; fi
+  if [ "$java" = 1 ] && [ -z "$java_stores" ]; then run_one java "$rep"; fi
+  if [ "$java" = 1 ]; then for v in $java_stores; do run_one "java-$v" "$rep"; done; fi
 done

@@ -3,16 +3,19 @@ package dev.ksg.peer;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KGroupedStream;
 import org.apache.kafka.streams.kstream.KStream;
 import org.apache.kafka.streams.kstream.KTable;
 import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.state.Stores;
 
 /**
  * The one topology every streams peer runs: count the records of the input topic per value.
@@ -50,7 +53,7 @@ final class PeerTopology {
             return buildJoin(opts.input, opts.table, opts.output, props);
         }
         if (opts.topology.equals("wordcount")) {
-            return buildWordCount(opts.input, opts.output, props);
+            return buildWordCount(opts.input, opts.output, opts.store, opts.benchEvents, props);
         }
         return build(opts.input, opts.output, opts.poison, props);
     }
@@ -59,17 +62,45 @@ final class PeerTopology {
      * WordCountDemo's topology, exactly ({@code streams/examples/.../wordcount/WordCountDemo.java}):
      * split each line into lower-case words on {@code \\W+}, re-key by word, count, write
      * (String word, Long count) to the output. With String default serdes as the demo sets them.
+     *
+     * <p>{@code store} picks the count store (issue 25's like-for-like benchmark): {@code rocksdb}
+     * is the demo's own {@code count()} (the default, timestamped RocksDB store); {@code memory} is
+     * {@code Stores.inMemoryKeyValueStore} with caching disabled, named as {@code count()} names
+     * its store, so the repartition and changelog topics are the same in both. {@code benchEvents}
+     * adds a {@code peek} after the count that emits {@code bench first-record <epoch ms>} once
+     * (the first count update this instance makes); it adds a processor, no topic.
      */
-    static Topology buildWordCount(final String input, final String output, final Properties props) {
+    static Topology buildWordCount(final String input, final String output, final String store,
+                                   final boolean benchEvents, final Properties props) {
         final StreamsBuilder builder = new StreamsBuilder();
         final KStream<String, String> source = builder.stream(input);
-        final KTable<String, Long> counts = source
+        final KGroupedStream<String, String> grouped = source
             .flatMapValues(value -> Arrays.asList(value.toLowerCase(Locale.getDefault()).split("\\W+")))
-            .groupBy((key, value) -> value)
-            .count();
-        counts.toStream().to(output, Produced.with(Serdes.String(), Serdes.Long()));
+            .groupBy((key, value) -> value);
+        final KTable<String, Long> counts;
+        if (store.equals("memory")) {
+            counts = grouped.count(Materialized.<String, Long>as(Stores.inMemoryKeyValueStore(WORDCOUNT_STORE))
+                .withKeySerde(Serdes.String())
+                .withValueSerde(Serdes.Long())
+                .withCachingDisabled());
+        } else {
+            counts = grouped.count();
+        }
+        KStream<String, Long> updates = counts.toStream();
+        if (benchEvents) {
+            final AtomicBoolean first = new AtomicBoolean(false);
+            updates = updates.peek((k, v) -> {
+                if (!first.get() && first.compareAndSet(false, true)) {
+                    StreamsPeer.benchEvent("first-record");
+                }
+            });
+        }
+        updates.to(output, Produced.with(Serdes.String(), Serdes.Long()));
         return builder.build(props);
     }
+
+    /** The name {@code count()} gives WordCountDemo's store (its fourth generated name). */
+    static final String WORDCOUNT_STORE = "KSTREAM-AGGREGATE-STATE-STORE-0000000003";
 
     static Topology buildJoin(final String input, final String table, final String output, final Properties props) {
         final StreamsBuilder builder = new StreamsBuilder();

@@ -45,6 +45,7 @@ import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse;
+import org.apache.kafka.streams.processor.StateRestoreListener;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.internals.StreamThread;
 
@@ -130,7 +131,13 @@ public final class StreamsPeer {
         streams.setStateListener((newState, oldState) -> {
             log("state " + oldState + " -> " + newState + " at " + elapsedMs() + " ms since JVM start");
             emit("state " + newState);
+            if (opts.benchEvents) {
+                benchEvent("state " + newState);
+            }
         });
+        if (opts.benchEvents) {
+            streams.setGlobalStateRestoreListener(new BenchRestoreListener());
+        }
         streams.setUncaughtExceptionHandler(e -> {
             final StreamThreadExceptionResponse response =
                 isPoison(e) ? StreamThreadExceptionResponse.SHUTDOWN_APPLICATION : StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
@@ -372,6 +379,32 @@ public final class StreamsPeer {
         }
     }
 
+    /**
+     * {@code bench <what> <epoch ms>} on the protocol stream (only with {@code --bench-events}):
+     * wall-clock milliseconds, so a script can subtract the time it launched the process.
+     */
+    static void benchEvent(final String what) {
+        emit("bench " + what + " " + System.currentTimeMillis());
+    }
+
+    /** Restore start and end per changelog partition, as {@code bench restore-…} events. */
+    private static final class BenchRestoreListener implements StateRestoreListener {
+        @Override
+        public void onRestoreStart(final TopicPartition tp, final String store, final long start, final long end) {
+            benchEvent("restore-start " + tp + " " + start + " " + end);
+        }
+
+        @Override
+        public void onBatchRestored(final TopicPartition tp, final String store, final long batchEnd,
+                                    final long records) {
+        }
+
+        @Override
+        public void onRestoreEnd(final TopicPartition tp, final String store, final long total) {
+            benchEvent("restore-end " + tp + " " + total);
+        }
+    }
+
     private static void log(final String message) {
         org.slf4j.LoggerFactory.getLogger(StreamsPeer.class).info(message);
     }
@@ -394,6 +427,10 @@ public final class StreamsPeer {
             "  --output TOPIC        output topic (default streams-peer-output)",
             "  --topology NAME       count (default), join: stream(input).join(table(--table)) -> output,",
             "                        or wordcount: WordCountDemo's topology (split, groupBy word, count)",
+            "  --store KIND          wordcount's count store: rocksdb (default, the demo's) or memory",
+            "                        (Stores.inMemoryKeyValueStore, caching disabled)",
+            "  --bench-events        also print 'bench <event> <epoch ms>' lines: state changes, the first",
+            "                        count update (wordcount), restore start/end per changelog partition",
             "  --table TOPIC         the KTable topic of --topology join (default customers)",
             "  --app-server H:P      application.server (default: unset)",
             "  --tag K=V             client.tag.K=V (repeatable)",
@@ -414,6 +451,8 @@ public final class StreamsPeer {
         String output = "streams-peer-output";
         String topology = "count";
         String table = "customers";
+        String store = "rocksdb";
+        boolean benchEvents;
         String appServer;
         final Map<String, String> tags = new LinkedHashMap<>();
         int threads = 1;
@@ -430,6 +469,7 @@ public final class StreamsPeer {
                 final String a = args[i];
                 switch (a) {
                     case "--print-topology": o.printTopology = true; continue;
+                    case "--bench-events": o.benchEvents = true; continue;
                     case "-h":
                     case "--help": o.help = true; continue;
                     default: break;
@@ -445,6 +485,7 @@ public final class StreamsPeer {
                     case "--output": o.output = v; break;
                     case "--topology": o.topology = v; break;
                     case "--table": o.table = v; break;
+                    case "--store": o.store = v; break;
                     case "--app-server": o.appServer = v; break;
                     case "--tag": putKv(o.tags, a, v); break;
                     case "--threads": o.threads = Integer.parseInt(v); break;
@@ -465,6 +506,9 @@ public final class StreamsPeer {
             }
             if (!o.topology.equals("count") && !o.topology.equals("join") && !o.topology.equals("wordcount")) {
                 throw new IllegalArgumentException("--topology is count, join or wordcount, not " + o.topology);
+            }
+            if (!o.store.equals("rocksdb") && !o.store.equals("memory")) {
+                throw new IllegalArgumentException("--store is rocksdb or memory, not " + o.store);
             }
             if (!o.printTopology && (o.bootstrap == null || o.bootstrap.isEmpty())) {
                 throw new IllegalArgumentException("--bootstrap is required");
