@@ -2,8 +2,9 @@
 //! changelog and output topics.
 //!
 //! * [`accumulator`] is the pure core: per-partition batches (`linger.ms`, `batch.size`,
-//!   `compression.type`), producer id and sequences, and what a Produce answer does to a
-//!   batch ([`classify`]);
+//!   `compression.type`) and what a Produce answer does to a batch ([`classify`]);
+//! * [`idempotence`] is the idempotent producer's own state machine: producer id, epoch,
+//!   per-partition sequences and Java's epoch-bump rules;
 //! * [`Producer`] is the thin blocking shell: metadata, InitProducerId and one Produce
 //!   (`acks=all`) per leader, with the crate's [`Client`](crate::client::Client), deadlines,
 //!   TLS/SASL and [`ClientMetrics`](crate::ClientMetrics).
@@ -30,6 +31,7 @@
 
 pub mod accumulator;
 mod config;
+pub mod idempotence;
 mod shell;
 
 pub use accumulator::{classify, BatchOutcome, Expired, ProducerIdentity, ProducerRecord, Room};
