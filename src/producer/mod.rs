@@ -5,6 +5,8 @@
 //!   `compression.type`) and what a Produce answer does to a batch ([`classify`]);
 //! * [`idempotence`] is the idempotent producer's own state machine: producer id, epoch,
 //!   per-partition sequences and Java's epoch-bump rules;
+//! * [`transaction`] is the transactional producer's state machine (Java's
+//!   `TransactionManager`): which request goes next and what each answer does;
 //! * [`Producer`] is the thin blocking shell: metadata, InitProducerId and one Produce
 //!   (`acks=all`) per leader, with the crate's [`Client`](crate::client::Client), deadlines,
 //!   TLS/SASL and [`ClientMetrics`](crate::ClientMetrics).
@@ -33,6 +35,7 @@ pub mod accumulator;
 mod config;
 pub mod idempotence;
 mod shell;
+pub mod transaction;
 
 pub use accumulator::{classify, BatchOutcome, Expired, ProducerIdentity, ProducerRecord, Room};
 pub use config::{ProducerConfig, PRODUCER_KEYS};
