@@ -274,9 +274,30 @@ impl Accumulator {
         &mut self.idempotence
     }
 
-    /// Seals the next batches as transactional (or not).
+    /// Seals the next batches as transactional (or not); a transactional producer's epoch
+    /// is bumped by its coordinator only.
     pub fn set_transactional(&mut self, on: bool) {
         self.transactional = on;
+        self.idempotence.set_transactional(on);
+    }
+
+    /// Drops every queued and in-flight batch (an aborted transaction: the coordinator
+    /// aborts whatever of them was written). Returns the records dropped and whether one of
+    /// the batches had a sequence number (a gap in its partition's numbering).
+    pub fn drop_all(&mut self) -> (usize, bool) {
+        let mut sealed = false;
+        let mut records = 0;
+        for q in self.queues.values_mut() {
+            if let Some(b) = q.in_flight.take() {
+                sealed |= b.base_sequence >= 0;
+                records += b.records as usize;
+            }
+            records += q.pending.drain(..).map(|p| p.builder.len()).sum::<usize>();
+            q.in_flight_charged = 0;
+        }
+        self.outstanding = 0;
+        self.queued_bytes = 0;
+        (records, sealed)
     }
 
     /// Appends `r` (its timestamp already resolved) to partition `tp`'s open batch, opening a

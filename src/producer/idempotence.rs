@@ -113,6 +113,9 @@ pub struct Idempotence {
     /// Bump the epoch before the next drain (Java's `epochBumpRequired`).
     epoch_bump_required: bool,
     partitions: BTreeMap<TopicPartition, PartitionSequence>,
+    /// A transactional producer never bumps its epoch itself: its transaction coordinator
+    /// does (InitProducerId after an abort, or EndTxn with transaction version 2).
+    transactional: bool,
 }
 
 impl Idempotence {
@@ -140,6 +143,12 @@ impl Idempotence {
     pub fn set_identity(&mut self, identity: ProducerIdentity) {
         self.identity = Some(identity);
         self.epoch_bump_required = false;
+    }
+
+    /// Makes this a transactional producer's state: no local epoch bumps (a failed batch
+    /// fails the transaction instead, and the coordinator hands out the next epoch).
+    pub fn set_transactional(&mut self, on: bool) {
+        self.transactional = on;
     }
 
     /// Forgets the identity: the next batches wait for a new one.
@@ -178,7 +187,7 @@ impl Idempotence {
     /// Asks for an epoch bump that restarts `tp` at sequence 0, rewriting its in-flight
     /// batch (nothing without idempotence).
     pub fn request_epoch_bump(&mut self, tp: &TopicPartition) {
-        if !self.is_idempotent() {
+        if !self.is_idempotent() || self.transactional {
             return;
         }
         self.partitions.entry(tp.clone()).or_default().rewrite = true;

@@ -36,10 +36,12 @@ mod config;
 pub mod idempotence;
 mod shell;
 pub mod transaction;
+mod transactional;
 
 pub use accumulator::{classify, BatchOutcome, Expired, ProducerIdentity, ProducerRecord, Room};
 pub use config::{ProducerConfig, PRODUCER_KEYS};
 pub use shell::Producer;
+pub use transactional::TransactionError;
 
 #[cfg(test)]
 mod tests;
