@@ -428,7 +428,7 @@ fn produce(bytes: &[u8], state: &Mutex<State>) -> Option<Vec<u8>> {
             if let Some(Ok(batch)) = p
                 .records
                 .as_deref()
-                .map(|r| BatchReader::new(r))
+                .map(BatchReader::new)
                 .and_then(|mut r| r.next())
             {
                 let hd = batch.header;

@@ -322,6 +322,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn transactional_keys_have_javas_defaults_and_are_checked() {
+        let c = ProducerConfig::new(ClientConfig::new("h:1"));
+        assert_eq!(c.get_transactional_id(), None);
+        assert_eq!(c.get_transaction_timeout(), Duration::from_secs(60));
+        let c = ProducerConfig::from_properties([
+            ("bootstrap.servers", "h:1"),
+            ("transactional.id", "app-1"),
+            ("transaction.timeout.ms", "10000"),
+        ])
+        .unwrap();
+        assert_eq!(c.get_transactional_id(), Some("app-1"));
+        assert_eq!(c.get_transaction_timeout(), Duration::from_secs(10));
+        let e = ProducerConfig::from_properties([
+            ("bootstrap.servers", "h:1"),
+            ("transactional.id", "app-1"),
+            ("enable.idempotence", "false"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("enable.idempotence"), "{e}");
+        for bad in ["", "0"] {
+            let key = if bad.is_empty() {
+                "transactional.id"
+            } else {
+                "transaction.timeout.ms"
+            };
+            let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), (key, bad)])
+                .unwrap_err();
+            assert!(e.to_string().contains(key), "{e}");
+        }
+    }
+
+    #[test]
     fn properties_map_to_the_builder() {
         let c = ProducerConfig::from_properties([
             ("bootstrap.servers", "127.0.0.1:9092"),

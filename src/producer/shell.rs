@@ -630,18 +630,18 @@ impl Producer {
         };
         let metrics = self.config.client().get_metrics().clone();
         let cap = self.produce_version_cap();
-        let sent = self.client(request_deadline).and_then(|mut c| {
+        let sent = self.client(request_deadline).map(|mut c| {
             let v = c
                 .connection(BrokerTarget::Node(leader), request_deadline)
                 .and_then(|conn| conn.pick_version::<ProduceRequest>());
-            Ok(v.and_then(|v| {
+            v.and_then(|v| {
                 c.send_at(
                     BrokerTarget::Node(leader),
                     &req,
                     v.min(cap),
                     request_deadline,
                 )
-            }))
+            })
         })?;
         if let Some(txn) = &mut self.txn {
             for (tp, _) in &batches {
