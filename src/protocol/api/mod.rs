@@ -93,3 +93,5 @@ pub mod txn_offset_commit;
 
 #[cfg(test)]
 mod test_util;
+#[cfg(test)]
+mod txn_differential;
