@@ -30,6 +30,38 @@
 //! # let _ = partition;
 //! # Ok::<(), kafka_streams_group::Error>(())
 //! ```
+//!
+//! With `transactional.id` the producer is transactional (Java's `initTransactions`,
+//! `beginTransaction`, `sendOffsetsToTransaction`, `commitTransaction`, `abortTransaction`):
+//! records and input offsets of one transaction become visible to `read_committed` readers
+//! together, or not at all. An abortable error asks for `abort_transaction`; a fenced one
+//! (another producer took the id over) for dropping the producer.
+//!
+//! ```no_run
+//! use std::collections::BTreeMap;
+//! use kafka_streams_group::producer::transaction::GroupMetadata;
+//! use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
+//! use kafka_streams_group::TopicPartition;
+//!
+//! let config = ProducerConfig::from_properties([
+//!     ("bootstrap.servers", "127.0.0.1:9092"),
+//!     ("transactional.id", "orders-enricher-1"),
+//! ])?;
+//! let mut producer = Producer::new(config)?;
+//! producer.init_transactions()?;
+//! producer.begin_transaction()?;
+//! producer.send(ProducerRecord::new("enriched", Some(b"k1"), Some(b"v1")))?;
+//! let consumed = BTreeMap::from([(TopicPartition::new("orders", 0), 42)]);
+//! let done = producer
+//!     .send_offsets_to_transaction(&consumed, &GroupMetadata::new("enricher"))
+//!     .and_then(|()| producer.commit_transaction());
+//! match done {
+//!     Ok(()) => {}
+//!     Err(e) if e.is_abortable() => producer.abort_transaction()?,
+//!     Err(e) => return Err(e.into()),
+//! }
+//! # Ok::<(), kafka_streams_group::Error>(())
+//! ```
 
 pub mod accumulator;
 mod config;

@@ -50,6 +50,9 @@ struct TopicInfo {
 /// `buffer.memory` bytes; a `send` that would pass it waits (sending meanwhile) for at most
 /// `max.block.ms`, which also bounds its wait for a new topic's metadata.
 ///
+/// With `transactional.id` it is transactional: see
+/// [`init_transactions`](Producer::init_transactions) and the [module docs](super).
+///
 /// Dropping a producer does not flush: call [`flush`](Producer::flush) first.
 pub struct Producer {
     pub(super) config: ProducerConfig,

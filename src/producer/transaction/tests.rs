@@ -2,9 +2,14 @@
 //! what every answer does, for both transaction versions.
 
 use super::*;
+use crate::protocol::api::add_offsets_to_txn::AddOffsetsToTxnResponse;
+use crate::protocol::api::add_partitions_to_txn::AddPartitionsToTxnResponse;
 use crate::protocol::api::add_partitions_to_txn::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnTopicResult,
 };
+use crate::protocol::api::end_txn::EndTxnResponse;
+use crate::protocol::api::init_producer_id::InitProducerIdResponse;
+use crate::protocol::api::txn_offset_commit::TxnOffsetCommitResponse;
 use crate::protocol::api::txn_offset_commit::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
