@@ -667,3 +667,55 @@ fn a_timeout_after_end_txn_was_sent_is_retried_without_loss_or_duplicates() {
         assert_eq!((st.committed, st.duplicates), (13, 0), "v2={v2}");
     }
 }
+
+/// A batch that fails for good (INVALID_RECORD) fails the transaction: the commit says
+/// abort, the abort ends it, and the producer goes on. Transaction version 1 closes the
+/// sequence gap with an epoch bump (InitProducerId with the current id and epoch, KIP-360);
+/// version 2 takes the new epoch from the abort's EndTxn.
+#[test]
+fn an_abortable_batch_error_asks_for_an_abort_and_the_producer_goes_on() {
+    for v2 in [false, true] {
+        let mock = Mock::start(v2);
+        let mut p = mock.producer();
+        p.init_transactions().expect("init");
+        let epoch = p.identity().unwrap().producer_epoch;
+        p.begin_transaction().unwrap();
+        mock.fault(
+            ProduceRequest::API_KEY,
+            [Fault::Error(BrokerErrorKind::InvalidRecord)],
+        );
+        send(&mut p, 2);
+        let e = p.commit_transaction().expect_err("the batch failed");
+        eprintln!("v2={v2}: {e}");
+        assert!(e.is_abortable() && !e.is_fenced(), "{e:?}");
+        assert_eq!(p.transaction_state(), Some(TxnState::AbortableError));
+        let refused = p
+            .send(ProducerRecord::new("out", None, Some(b"x")))
+            .expect_err("nothing more goes into a failed transaction");
+        assert!(
+            refused.to_string().contains("abort_transaction"),
+            "{refused}"
+        );
+        p.abort_transaction().expect("abort");
+        assert_eq!(p.transaction_state(), Some(TxnState::Ready));
+        assert_eq!(p.identity().unwrap().producer_epoch, epoch + 1, "v2={v2}");
+        let bumps: Vec<i16> = mock
+            .state()
+            .log
+            .iter()
+            .filter(|(_, k, _)| *k == InitProducerIdRequest::API_KEY)
+            .map(|(_, _, e)| *e)
+            .collect();
+        if v2 {
+            assert_eq!(bumps, vec![-1], "v2: the abort's EndTxn bumped the epoch");
+        } else {
+            assert_eq!(bumps, vec![-1, epoch], "v1: InitProducerId bumps the epoch");
+        }
+        p.begin_transaction().unwrap();
+        send(&mut p, 3);
+        p.commit_transaction()
+            .expect("the next transaction commits");
+        let st = mock.state();
+        assert_eq!((st.committed, st.duplicates), (3, 0), "v2={v2}");
+    }
+}
