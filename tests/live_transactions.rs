@@ -22,7 +22,7 @@ use kafka_streams_group::protocol::api::offset_fetch::{
     OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopic,
 };
 use kafka_streams_group::streams::commit::TopicPartition as FetchTp;
-use kafka_streams_group::ClientConfig;
+use kafka_streams_group::{BrokerErrorKind, ClientConfig};
 
 type Tp = kafka_streams_group::producer::accumulator::TopicPartition;
 
@@ -44,9 +44,11 @@ fn producer(cluster: &Cluster, id: &str) -> Producer {
     Producer::new(config).expect("producer")
 }
 
-/// Every record value of `topic` a fetcher with `isolation` reads from the start, until
-/// `quiet` polls in a row bring nothing (or 30 s).
-fn read_all(cluster: &Cluster, topic: &str, isolation: IsolationLevel) -> Vec<String> {
+/// Every record value of `topic` a fetcher with `isolation` reads from the start: at least
+/// `want` records (the COMMIT markers are written after EndTxn answered, so committed
+/// records reach `read_committed` readers a little later), then until 4 polls in a row
+/// bring nothing more (or 30 s).
+fn read_all(cluster: &Cluster, topic: &str, isolation: IsolationLevel, want: usize) -> Vec<String> {
     let config = FetcherConfig::new(ClientConfig::new(cluster.plaintext()))
         .auto_offset_reset(OffsetReset::Earliest)
         .isolation_level(isolation)
@@ -56,7 +58,7 @@ fn read_all(cluster: &Cluster, topic: &str, isolation: IsolationLevel) -> Vec<St
     let mut got = Vec::new();
     let until = Instant::now() + T;
     let mut quiet = 0;
-    while quiet < 4 && Instant::now() < until {
+    while (got.len() < want || quiet < 4) && Instant::now() < until {
         let parts = f
             .poll(Instant::now() + Duration::from_millis(300))
             .expect("poll");
@@ -122,14 +124,14 @@ fn committed_visible_aborted_not(cluster: &Cluster, expect: TxnVersion) {
     want.extend(names("commit2", 5));
     want.sort();
     assert_eq!(
-        read_all(cluster, &topic, IsolationLevel::ReadCommitted),
+        read_all(cluster, &topic, IsolationLevel::ReadCommitted, want.len()),
         want
     );
     let mut all = want.clone();
     all.extend(names("abort", 10));
     all.sort();
     assert_eq!(
-        read_all(cluster, &topic, IsolationLevel::ReadUncommitted),
+        read_all(cluster, &topic, IsolationLevel::ReadUncommitted, all.len()),
         all,
         "read_uncommitted sees the aborted records too"
     );
@@ -162,14 +164,18 @@ fn second_producer_fences_the_first(cluster: &Cluster, expect: TxnVersion) {
     assert_eq!(old.transaction_state(), Some(TxnState::FatalError));
     new.commit_transaction().expect("the new producer commits");
     assert_eq!(
-        read_all(cluster, &topic, IsolationLevel::ReadCommitted),
+        read_all(cluster, &topic, IsolationLevel::ReadCommitted, 4),
         names("new", 4),
         "nothing of the fenced producer is visible"
     );
 }
 
-/// The committed offset of `tp` in `group` as an admin sees it (-1: none).
-fn committed(cluster: &Cluster, group: &str, tp: &Tp) -> i64 {
+/// The committed offset of `tp` in `group` as an admin sees it (-1: none). With
+/// `stable`, as Java's consumers ask (KIP-447 `require_stable`): the coordinator answers
+/// UNSTABLE_OFFSET_COMMIT while a transaction's offsets are pending, which includes the
+/// moment after EndTxn answered and before the COMMIT marker reached `__consumer_offsets`
+/// (the coordinator writes markers after it answers); that answer is asked again.
+fn committed(cluster: &Cluster, group: &str, tp: &Tp, stable: bool) -> i64 {
     let deadline = Instant::now() + T;
     let mut client =
         Client::connect(ClientOptions::new([cluster.plaintext()]), deadline).expect("connect");
@@ -187,22 +193,32 @@ fn committed(cluster: &Cluster, group: &str, tp: &Tp) -> i64 {
                 ..Default::default()
             }]),
         }],
+        require_stable: stable,
         ..Default::default()
     };
-    let response = client
-        .send_at(
-            BrokerTarget::Node(coordinator.node_id),
-            &request,
-            9,
-            deadline,
-        )
-        .expect("OffsetFetch");
-    let g = &response.groups[0];
-    assert_eq!(g.error_code, 0, "{response:?}");
-    g.topics
-        .first()
-        .and_then(|t| t.partitions.first())
-        .map_or(-1, |p| p.committed_offset)
+    loop {
+        let response = client
+            .send_at(
+                BrokerTarget::Node(coordinator.node_id),
+                &request,
+                9,
+                deadline,
+            )
+            .expect("OffsetFetch");
+        let g = &response.groups[0];
+        let p = g.topics.first().and_then(|t| t.partitions.first());
+        let unstable = BrokerErrorKind::UnstableOffsetCommit.code();
+        if g.error_code == unstable || p.is_some_and(|p| p.error_code == unstable) {
+            assert!(
+                Instant::now() < deadline,
+                "offsets stayed unstable: {response:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        assert_eq!(g.error_code, 0, "{response:?}");
+        return p.map_or(-1, |p| p.committed_offset);
+    }
 }
 
 /// Offsets sent in a transaction: invisible while it is open, visible once it commits,
@@ -223,13 +239,13 @@ fn offsets_visible_only_on_commit(cluster: &Cluster, expect: TxnVersion) {
     p.send_offsets_to_transaction(&BTreeMap::from([(input.clone(), 42)]), &meta)
         .expect("send_offsets_to_transaction");
     assert_eq!(
-        committed(cluster, &group, &input),
+        committed(cluster, &group, &input, false),
         -1,
         "not before the commit"
     );
     p.commit_transaction().expect("commit");
     assert_eq!(
-        committed(cluster, &group, &input),
+        committed(cluster, &group, &input, true),
         42,
         "visible after the commit"
     );
@@ -238,7 +254,7 @@ fn offsets_visible_only_on_commit(cluster: &Cluster, expect: TxnVersion) {
         .expect("send_offsets_to_transaction");
     p.abort_transaction().expect("abort");
     assert_eq!(
-        committed(cluster, &group, &input),
+        committed(cluster, &group, &input, true),
         42,
         "an aborted commit leaves it"
     );
