@@ -8,8 +8,9 @@
 //! idempotence check turns a resend of an already written batch into
 //! `DUPLICATE_SEQUENCE_NUMBER` (or the original offset), never a second copy.
 //!
-//! When a partition's sequence has a gap or the broker lost the producer's state, the core
-//! does what Java's idempotent producer does (`TransactionManager`, non-transactional): it
+//! Producer id, epoch and sequence numbers are [`super::idempotence`]'s, a state machine of
+//! its own the accumulator consults at each step. When a partition's sequence has a gap or
+//! the broker lost the producer's state, it does what Java's idempotent producer does (`TransactionManager`, non-transactional): it
 //! bumps the epoch locally (a new producer id once the epoch is `i16::MAX`) and restarts
 //! *that* partition's numbering at 0, rewriting its in-flight batch when the broker rejected
 //! it (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID: not written, so resending it under
@@ -30,26 +31,10 @@ use std::time::{Duration, Instant};
 use crate::protocol::records::{
     BatchBuilder, Compression, Header, RecordSpec, RecordsError, BATCH_HEADER_LEN,
 };
-use crate::protocol::BrokerErrorKind;
 
+pub use super::idempotence::{classify, BatchOutcome, ProducerIdentity};
+use super::idempotence::{Idempotence, InFlight};
 pub use crate::common::TopicPartition;
-
-/// The producer id and epoch batches are stamped with (`-1`/`-1` without idempotence).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProducerIdentity {
-    /// The producer id from InitProducerId.
-    pub producer_id: i64,
-    /// Its epoch.
-    pub producer_epoch: i16,
-}
-
-impl ProducerIdentity {
-    /// No idempotence: batches carry no producer id and no sequence.
-    pub const NONE: ProducerIdentity = ProducerIdentity {
-        producer_id: -1,
-        producer_epoch: -1,
-    };
-}
 
 /// Batching settings of the accumulator.
 #[derive(Debug, Clone, Copy)]
@@ -180,51 +165,6 @@ struct PartitionQueue {
     in_flight: Option<SealedBatch>,
     /// What the in-flight batch counts against `buffer.memory` (its size before sealing).
     in_flight_charged: usize,
-    next_sequence: i32,
-    /// The identity `next_sequence` counts under (`None`: nothing numbered yet).
-    numbered_as: Option<ProducerIdentity>,
-    /// Restart numbering at 0 under the next epoch, rewriting the in-flight batch (Java's
-    /// `partitionsToRewriteSequences`).
-    rewrite: bool,
-}
-
-/// What an answer for one partition's in-flight batch means.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BatchOutcome {
-    /// Written (or already written: a duplicate sequence); the base offset if known.
-    Written(Option<i64>),
-    /// Send the same batch again (after a metadata refresh when `refresh` is set).
-    Retry {
-        /// The leader may have moved.
-        refresh: bool,
-    },
-    /// The broker rejected the batch's sequence (OUT_OF_ORDER_SEQUENCE_NUMBER: a gap) or has
-    /// no state of this producer (UNKNOWN_PRODUCER_ID): the batch was not written; it goes
-    /// again under a bumped epoch from sequence 0.
-    RetryWithNewEpoch,
-    /// The batch failed for good; its records are lost to this producer.
-    Failed(BrokerErrorKind),
-}
-
-/// Classifies a Produce partition error for an idempotent (or plain) batch, following
-/// Java's `Sender`/`TransactionManager` rules as far as a non-transactional producer needs.
-pub fn classify(kind: BrokerErrorKind, base_offset: i64) -> BatchOutcome {
-    match kind {
-        BrokerErrorKind::None => BatchOutcome::Written((base_offset >= 0).then_some(base_offset)),
-        // The broker already has this batch: a retry of a batch whose answer was lost.
-        BrokerErrorKind::DuplicateSequenceNumber => BatchOutcome::Written(None),
-        BrokerErrorKind::OutOfOrderSequenceNumber | BrokerErrorKind::UnknownProducerId => {
-            BatchOutcome::RetryWithNewEpoch
-        }
-        BrokerErrorKind::NotLeaderOrFollower
-        | BrokerErrorKind::UnknownTopicOrPartition
-        | BrokerErrorKind::LeaderNotAvailable
-        | BrokerErrorKind::FencedLeaderEpoch
-        | BrokerErrorKind::UnknownLeaderEpoch => BatchOutcome::Retry { refresh: true },
-        k if k.is_retriable() => BatchOutcome::Retry { refresh: false },
-        // INVALID_PRODUCER_EPOCH included: the batch fails and the epoch is bumped (Java).
-        k => BatchOutcome::Failed(k),
-    }
 }
 
 /// Records of one partition that passed their `delivery.timeout.ms`.
@@ -251,10 +191,10 @@ pub struct Accumulator {
     outstanding: usize,
     /// Bytes of the batches not yet written or failed (the `buffer.memory` account).
     queued_bytes: usize,
-    /// The identity new batches are stamped with (`None`: ask the broker for one).
-    identity: Option<ProducerIdentity>,
-    /// Bump the epoch before the next drain (Java's `epochBumpRequired`).
-    epoch_bump_required: bool,
+    /// Producer id, epoch and sequences (see [`super::idempotence`]).
+    idempotence: Idempotence,
+    /// Seal batches as part of a transaction (the transactional bit of each batch).
+    transactional: bool,
 }
 
 impl Accumulator {
@@ -265,8 +205,8 @@ impl Accumulator {
             queues: BTreeMap::new(),
             outstanding: 0,
             queued_bytes: 0,
-            identity: None,
-            epoch_bump_required: false,
+            idempotence: Idempotence::new(),
+            transactional: false,
         }
     }
 
@@ -310,51 +250,54 @@ impl Accumulator {
     /// the producer needs one (InitProducerId, or [`ProducerIdentity::NONE`] without
     /// idempotence) before [`drain`](Self::drain) sends anything.
     pub fn identity(&mut self) -> Option<ProducerIdentity> {
-        self.bump_epoch_if_needed();
-        self.identity
+        self.idempotence.identity()
     }
 
     /// The identity in use, without applying a pending epoch bump.
     pub fn current_identity(&self) -> Option<ProducerIdentity> {
-        self.identity
+        self.idempotence.current_identity()
     }
 
     /// Sets the identity (from InitProducerId, or [`ProducerIdentity::NONE`]).
     pub fn set_identity(&mut self, identity: ProducerIdentity) {
-        self.identity = Some(identity);
+        self.idempotence.set_identity(identity);
     }
 
-    fn idempotent(&self) -> bool {
-        self.identity.is_some_and(|i| i.producer_id >= 0)
+    /// The idempotence state machine (identity, epoch bumps, sequences).
+    pub fn idempotence(&self) -> &Idempotence {
+        &self.idempotence
     }
 
-    /// Java's `bumpIdempotentProducerEpoch`: epoch + 1, or no identity at all (a new
-    /// producer id) once the epoch cannot grow.
-    fn bump_epoch_if_needed(&mut self) {
-        if !std::mem::take(&mut self.epoch_bump_required) {
-            return;
-        }
-        self.identity = match self.identity {
-            Some(i) if i.producer_epoch < i16::MAX && i.producer_id >= 0 => {
-                Some(ProducerIdentity {
-                    producer_epoch: i.producer_epoch + 1,
-                    ..i
-                })
+    /// The idempotence state machine, to change (the transactional layer sets the identity
+    /// its InitProducerId and EndTxn answers give).
+    pub fn idempotence_mut(&mut self) -> &mut Idempotence {
+        &mut self.idempotence
+    }
+
+    /// Seals the next batches as transactional (or not); a transactional producer's epoch
+    /// is bumped by its coordinator only.
+    pub fn set_transactional(&mut self, on: bool) {
+        self.transactional = on;
+        self.idempotence.set_transactional(on);
+    }
+
+    /// Drops every queued and in-flight batch (an aborted transaction: the coordinator
+    /// aborts whatever of them was written). Returns the records dropped and whether one of
+    /// the batches had a sequence number (a gap in its partition's numbering).
+    pub fn drop_all(&mut self) -> (usize, bool) {
+        let mut sealed = false;
+        let mut records = 0;
+        for q in self.queues.values_mut() {
+            if let Some(b) = q.in_flight.take() {
+                sealed |= b.base_sequence >= 0;
+                records += b.records as usize;
             }
-            Some(i) if i.producer_id < 0 => Some(i),
-            _ => None,
-        };
-        log::debug!("producer epoch bumped: now {:?}", self.identity);
-    }
-
-    fn request_epoch_bump(&mut self, tp: &TopicPartition) {
-        if !self.idempotent() {
-            return;
+            records += q.pending.drain(..).map(|p| p.builder.len()).sum::<usize>();
+            q.in_flight_charged = 0;
         }
-        if let Some(q) = self.queues.get_mut(tp) {
-            q.rewrite = true;
-        }
-        self.epoch_bump_required = true;
+        self.outstanding = 0;
+        self.queued_bytes = 0;
+        (records, sealed)
     }
 
     /// Appends `r` (its timestamp already resolved) to partition `tp`'s open batch, opening a
@@ -449,7 +392,6 @@ impl Accumulator {
         let Some(identity) = self.identity() else {
             return Ok(Vec::new());
         };
-        let idempotent = identity.producer_id >= 0;
         let mut out = Vec::new();
         for tp in self.queues.keys().cloned().collect::<Vec<_>>() {
             let ready = self
@@ -459,25 +401,16 @@ impl Accumulator {
             let Some(q) = self.queues.get_mut(&tp) else {
                 continue;
             };
-            if q.rewrite && idempotent {
+            let in_flight = q.in_flight.as_ref().map(|b| b.records);
+            if self.idempotence.prepare(&tp, identity, in_flight) {
                 // Restart at 0 under the bumped epoch; a rejected in-flight batch is
                 // rewritten (it was not written, so this cannot duplicate it).
-                q.rewrite = false;
-                q.numbered_as = Some(identity);
-                q.next_sequence = 0;
                 if let Some(b) = &mut q.in_flight {
                     restamp(&mut b.bytes, identity, 0)?;
                     b.identity = identity;
                     b.base_sequence = 0;
                     b.reset = true;
-                    q.next_sequence = b.records;
                 }
-            }
-            if q.in_flight.is_none() && q.numbered_as != Some(identity) {
-                // Java's maybeUpdateProducerIdAndEpoch: once nothing of the old epoch is in
-                // flight, the partition numbers from 0 under the new one.
-                q.numbered_as = Some(identity);
-                q.next_sequence = 0;
             }
             if ready {
                 let Some(p) = q.pending.pop_front() else {
@@ -485,14 +418,12 @@ impl Accumulator {
                 };
                 let records = p.builder.len() as i32;
                 q.in_flight_charged = if p.builder.is_empty() { 0 } else { p.charged() };
-                let base_sequence = if idempotent { q.next_sequence } else { -1 };
+                let base_sequence = self.idempotence.assign(&tp, identity, records);
                 let mut bytes = Vec::with_capacity(p.builder.size_estimate());
                 p.builder
                     .producer(identity.producer_id, identity.producer_epoch, base_sequence)
+                    .transactional(self.transactional)
                     .finish(&mut bytes)?;
-                if idempotent {
-                    q.next_sequence = q.next_sequence.wrapping_add(records) & i32::MAX;
-                }
                 q.in_flight = Some(SealedBatch {
                     bytes,
                     records,
@@ -528,40 +459,25 @@ impl Accumulator {
     /// the next one: both bump the epoch and restart the partition at sequence 0 (a batch
     /// already restarted that way is retried as is, as Java does).
     pub fn complete(&mut self, tp: &TopicPartition, outcome: &BatchOutcome) -> usize {
-        let current = self.identity;
         let Some(q) = self.queues.get_mut(tp) else {
             return 0;
         };
-        match outcome {
-            BatchOutcome::Retry { .. } => 0,
-            BatchOutcome::RetryWithNewEpoch => {
-                let already_reset = q
-                    .in_flight
-                    .as_ref()
-                    .is_some_and(|b| b.reset && Some(b.identity) == current);
-                if q.in_flight.is_some() && !already_reset {
-                    self.request_epoch_bump(tp);
-                }
-                0
-            }
-            BatchOutcome::Written(_) => {
+        let batch = q.in_flight.as_ref().map(|b| InFlight {
+            identity: b.identity,
+            reset: b.reset,
+        });
+        let settled = match outcome {
+            BatchOutcome::Retry { .. } | BatchOutcome::RetryWithNewEpoch => 0,
+            BatchOutcome::Written(_) | BatchOutcome::Failed(_) => {
                 let n = q.in_flight.take().map_or(0, |b| b.records as usize);
                 self.outstanding -= n.min(self.outstanding);
                 self.queued_bytes -=
                     std::mem::take(&mut q.in_flight_charged).min(self.queued_bytes);
                 n
             }
-            BatchOutcome::Failed(_) => {
-                let n = q.in_flight.take().map_or(0, |b| b.records as usize);
-                self.outstanding -= n.min(self.outstanding);
-                self.queued_bytes -=
-                    std::mem::take(&mut q.in_flight_charged).min(self.queued_bytes);
-                if n > 0 {
-                    self.request_epoch_bump(tp);
-                }
-                n
-            }
-        }
+        };
+        self.idempotence.on_outcome(tp, outcome, batch, settled);
+        settled
     }
 
     /// Fails every batch whose `delivery.timeout.ms` (`timeout`, counted from the batch's
@@ -612,7 +528,7 @@ impl Accumulator {
             }
         }
         for tp in bump {
-            self.request_epoch_bump(&tp);
+            self.idempotence.on_expired(&tp);
         }
         let n: usize = out.iter().map(|e| e.records).sum();
         self.outstanding -= n.min(self.outstanding);
@@ -644,7 +560,7 @@ impl Accumulator {
 
     /// The next sequence of `tp` (for tests and diagnostics).
     pub fn next_sequence(&self, tp: &TopicPartition) -> i32 {
-        self.queues.get(tp).map_or(0, |q| q.next_sequence)
+        self.idempotence.next_sequence(tp)
     }
 }
 

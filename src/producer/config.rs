@@ -18,6 +18,8 @@ pub const PRODUCER_KEYS: &[&str] = &[
     "delivery.timeout.ms",
     "buffer.memory",
     "max.block.ms",
+    "transactional.id",
+    "transaction.timeout.ms",
 ];
 
 /// How a [`super::Producer`] batches, compresses and retries.
@@ -35,6 +37,8 @@ pub struct ProducerConfig {
     delivery_timeout: Duration,
     buffer_memory: usize,
     max_block: Duration,
+    transactional_id: Option<String>,
+    transaction_timeout: Duration,
 }
 
 impl ProducerConfig {
@@ -49,6 +53,8 @@ impl ProducerConfig {
             delivery_timeout: Duration::from_secs(120),
             buffer_memory: 32 << 20,
             max_block: Duration::from_secs(60),
+            transactional_id: None,
+            transaction_timeout: Duration::from_secs(60),
         }
     }
 
@@ -98,6 +104,33 @@ impl ProducerConfig {
     pub fn max_block(mut self, max_block: Duration) -> Self {
         self.max_block = max_block;
         self
+    }
+
+    /// `transactional.id` (default none): makes the producer transactional
+    /// ([`Producer::init_transactions`](super::Producer::init_transactions) and the other
+    /// transaction calls). A second producer with the same id fences this one. Needs
+    /// idempotence.
+    pub fn transactional_id(mut self, id: impl Into<String>) -> Self {
+        self.transactional_id = Some(id.into());
+        self
+    }
+
+    /// `transaction.timeout.ms` (Java's default 60000): how long the transaction coordinator
+    /// lets a transaction stay open before it aborts it. The broker caps it at its
+    /// `transaction.max.timeout.ms` (default 900000) and refuses a larger value.
+    pub fn transaction_timeout(mut self, timeout: Duration) -> Self {
+        self.transaction_timeout = timeout;
+        self
+    }
+
+    /// `transactional.id`.
+    pub fn get_transactional_id(&self) -> Option<&str> {
+        self.transactional_id.as_deref()
+    }
+
+    /// `transaction.timeout.ms`.
+    pub fn get_transaction_timeout(&self) -> Duration {
+        self.transaction_timeout
     }
 
     /// The connection settings.
@@ -158,6 +191,32 @@ impl ProducerConfig {
                 "must be positive (Java's default is 120000)".to_string(),
             ));
         }
+        if let Some(id) = &self.transactional_id {
+            if id.is_empty() {
+                return Err(invalid(
+                    "transactional.id",
+                    "must not be empty (leave it unset for a non-transactional producer)"
+                        .to_string(),
+                ));
+            }
+            if !self.idempotence {
+                return Err(invalid(
+                    "enable.idempotence",
+                    "must be true with transactional.id (a transactional producer is \
+                     idempotent; remove enable.idempotence=false)"
+                        .to_string(),
+                ));
+            }
+        }
+        let timeout_ms = self.transaction_timeout.as_millis();
+        if timeout_ms == 0 || timeout_ms > i32::MAX as u128 {
+            return Err(invalid(
+                "transaction.timeout.ms",
+                format!(
+                    "{timeout_ms} is out of range: use 1..=2147483647 (Java's default is 60000)"
+                ),
+            ));
+        }
         if self.buffer_memory == 0 {
             return Err(invalid(
                 "buffer.memory",
@@ -201,6 +260,10 @@ impl ProducerConfig {
                         .map_err(|_| invalid_key(&k, format!("{v:?} is too large")))?,
                 ),
                 "max.block.ms" => config.max_block(Duration::from_millis(number(&k, &v)?)),
+                "transactional.id" => config.transactional_id(v.clone()),
+                "transaction.timeout.ms" => {
+                    config.transaction_timeout(Duration::from_millis(number(&k, &v)?))
+                }
                 "compression.type" => {
                     let c = Compression::from_name(&v.to_ascii_lowercase()).ok_or_else(|| {
                         invalid(
@@ -257,6 +320,38 @@ fn invalid(key: &'static str, reason: String) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transactional_keys_have_javas_defaults_and_are_checked() {
+        let c = ProducerConfig::new(ClientConfig::new("h:1"));
+        assert_eq!(c.get_transactional_id(), None);
+        assert_eq!(c.get_transaction_timeout(), Duration::from_secs(60));
+        let c = ProducerConfig::from_properties([
+            ("bootstrap.servers", "h:1"),
+            ("transactional.id", "app-1"),
+            ("transaction.timeout.ms", "10000"),
+        ])
+        .unwrap();
+        assert_eq!(c.get_transactional_id(), Some("app-1"));
+        assert_eq!(c.get_transaction_timeout(), Duration::from_secs(10));
+        let e = ProducerConfig::from_properties([
+            ("bootstrap.servers", "h:1"),
+            ("transactional.id", "app-1"),
+            ("enable.idempotence", "false"),
+        ])
+        .unwrap_err();
+        assert!(e.to_string().contains("enable.idempotence"), "{e}");
+        for bad in ["", "0"] {
+            let key = if bad.is_empty() {
+                "transactional.id"
+            } else {
+                "transaction.timeout.ms"
+            };
+            let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), (key, bad)])
+                .unwrap_err();
+            assert!(e.to_string().contains(key), "{e}");
+        }
+    }
 
     #[test]
     fn properties_map_to_the_builder() {

@@ -9,6 +9,7 @@ use super::accumulator::{
     Room, SealedBatch, TopicPartition,
 };
 use super::config::ProducerConfig;
+use super::transaction::TransactionManager;
 use crate::client::{BrokerTarget, Client, ClientError, SharedClient};
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
@@ -49,15 +50,20 @@ struct TopicInfo {
 /// `buffer.memory` bytes; a `send` that would pass it waits (sending meanwhile) for at most
 /// `max.block.ms`, which also bounds its wait for a new topic's metadata.
 ///
+/// With `transactional.id` it is transactional: see
+/// [`init_transactions`](Producer::init_transactions) and the [module docs](super).
+///
 /// Dropping a producer does not flush: call [`flush`](Producer::flush) first.
 pub struct Producer {
-    config: ProducerConfig,
-    client: Option<SharedClient>,
-    acc: Accumulator,
+    pub(super) config: ProducerConfig,
+    pub(super) client: Option<SharedClient>,
+    pub(super) acc: Accumulator,
     topics: HashMap<String, TopicInfo>,
     sticky: HashMap<String, i32>,
     /// Failures not yet reported by [`Producer::flush`].
-    failures: Vec<(TopicPartition, Error)>,
+    pub(super) failures: Vec<(TopicPartition, Error)>,
+    /// The transaction state machine (with `transactional.id`).
+    pub(super) txn: Option<TransactionManager>,
 }
 
 impl std::fmt::Debug for Producer {
@@ -89,6 +95,12 @@ impl Producer {
             compression: config.get_compression(),
             buffer_memory: config.get_buffer_memory(),
         });
+        let mut acc = acc;
+        let txn = config.get_transactional_id().map(|id| {
+            acc.set_transactional(true);
+            let timeout = config.get_transaction_timeout().as_millis();
+            TransactionManager::new(id, timeout.min(i32::MAX as u128) as i32)
+        });
         Ok(Producer {
             config,
             client: Some(client),
@@ -96,6 +108,7 @@ impl Producer {
             topics: HashMap::new(),
             sticky: HashMap::new(),
             failures: Vec::new(),
+            txn,
         })
     }
 
@@ -174,6 +187,10 @@ impl Producer {
         // The record's topic moves into the partition key (no copy per record); the
         // accumulator copies it only for a partition it has no queue for yet.
         let tp = TopicPartition::new(std::mem::take(&mut record.topic), partition);
+        if let Some(txn) = &mut self.txn {
+            // Java's maybeAddPartition: only inside a transaction.
+            txn.add_partition(&tp).map_err(Error::from)?;
+        }
         let filled = self
             .acc
             .append(&tp, &record, timestamp, Instant::now())
@@ -308,7 +325,10 @@ impl Producer {
         }
     }
 
-    fn client(&mut self, deadline: Instant) -> Result<parking_lot::MutexGuard<'_, Client>, Error> {
+    pub(super) fn client(
+        &mut self,
+        deadline: Instant,
+    ) -> Result<parking_lot::MutexGuard<'_, Client>, Error> {
         if self.client.is_none() {
             let left = deadline.saturating_duration_since(Instant::now());
             self.client = Some(SharedClient::connect(self.config.client(), left)?);
@@ -356,11 +376,11 @@ impl Producer {
     /// The deadline of one request: `request.timeout.ms` from now, or `deadline` if sooner
     /// (a connection that stopped answering is given up and retried, as Java does, instead of
     /// holding the whole `max.block.ms` / `delivery.timeout.ms`).
-    fn request_deadline(&self, deadline: Instant) -> Instant {
+    pub(super) fn request_deadline(&self, deadline: Instant) -> Instant {
         deadline.min(Instant::now() + self.config.client().get_request_timeout())
     }
 
-    fn backoff(&self) -> Duration {
+    pub(super) fn backoff(&self) -> Duration {
         self.config.client().get_retry_backoff().0
     }
 
@@ -409,6 +429,14 @@ impl Producer {
     fn ensure_identity(&mut self, deadline: Instant) -> Result<ProducerIdentity, Error> {
         if let Some(i) = self.acc.identity() {
             return Ok(i);
+        }
+        if self.txn.is_some() {
+            return Err(Error::InvalidConfiguration {
+                field: "transactional.id",
+                reason: "a transactional producer sends nothing before init_transactions \
+                         succeeded: call Producer::init_transactions first"
+                    .to_string(),
+            });
         }
         if !self.config.get_idempotence() {
             self.acc.set_identity(ProducerIdentity::NONE);
@@ -461,7 +489,7 @@ impl Producer {
     }
 
     /// One round: seal what is ready, one Produce per leader, apply the answers.
-    fn round(&mut self, deadline: Instant, flushing: bool) -> Result<(), Error> {
+    pub(super) fn round(&mut self, deadline: Instant, flushing: bool) -> Result<(), Error> {
         self.expire();
         if self.acc.outstanding() == 0 {
             return Ok(());
@@ -476,6 +504,8 @@ impl Producer {
             Err(Error::Timeout { .. }) if until < deadline => return Ok(()),
             Err(e) => return Err(e),
         }
+        // Transaction version 1: the partitions go into the transaction before their batches.
+        self.add_partitions_to_txn(deadline)?;
         let batches =
             self.acc
                 .drain(Instant::now(), flushing)
@@ -549,6 +579,9 @@ impl Producer {
                 tp.topic,
                 tp.partition
             );
+            if let Some(txn) = &mut self.txn {
+                txn.on_batch_failed(&tp, BrokerErrorKind::RequestTimedOut);
+            }
             self.failures.push((
                 tp.clone(),
                 Error::Timeout {
@@ -593,15 +626,31 @@ impl Producer {
                 });
         }
         let req = ProduceRequest {
-            transactional_id: None,
+            transactional_id: self.txn.as_ref().map(|t| t.transactional_id().to_string()),
             acks: ACKS_ALL,
             timeout_ms,
             topic_data: topic_data.into_values().collect(),
         };
         let metrics = self.config.client().get_metrics().clone();
-        let sent =
-            self.client(request_deadline)?
-                .send(BrokerTarget::Node(leader), &req, request_deadline);
+        let cap = self.produce_version_cap();
+        let sent = self.client(request_deadline).map(|mut c| {
+            let v = c
+                .connection(BrokerTarget::Node(leader), request_deadline)
+                .and_then(|conn| conn.pick_version::<ProduceRequest>());
+            v.and_then(|v| {
+                c.send_at(
+                    BrokerTarget::Node(leader),
+                    &req,
+                    v.min(cap),
+                    request_deadline,
+                )
+            })
+        })?;
+        if let Some(txn) = &mut self.txn {
+            for (tp, _) in &batches {
+                txn.on_batch_sent(tp);
+            }
+        }
         let resp = match sent {
             Ok(r) => r,
             Err(e) if !fatal(&e) => {
@@ -637,7 +686,14 @@ impl Producer {
                     continue;
                 }
                 answered.insert(tp.clone());
-                let outcome = classify(p.error(), p.base_offset);
+                let outcome = match classify(p.error(), p.base_offset) {
+                    // A transactional producer does not bump its epoch itself: the batch
+                    // fails the transaction (Java), which must be aborted.
+                    BatchOutcome::RetryWithNewEpoch if self.txn.is_some() => {
+                        BatchOutcome::Failed(p.error())
+                    }
+                    o => o,
+                };
                 match &outcome {
                     BatchOutcome::Written(_) => progress = true,
                     BatchOutcome::Retry { refresh: r } => {
@@ -664,6 +720,9 @@ impl Producer {
                     }
                     BatchOutcome::Failed(kind) => {
                         progress = true;
+                        if let Some(txn) = &mut self.txn {
+                            txn.on_batch_failed(&tp, *kind);
+                        }
                         self.failures.push((
                             tp.clone(),
                             Error::Broker {
@@ -701,7 +760,7 @@ impl Producer {
 /// Errors that retrying cannot fix (credentials, certificates, an API the broker lacks, a
 /// request that cannot be encoded). Everything else, a connection cut mid-handshake or
 /// mid-frame included, is retried until the caller's deadline.
-fn fatal(e: &ClientError) -> bool {
+pub(super) fn fatal(e: &ClientError) -> bool {
     matches!(
         e,
         ClientError::Encode { .. }

@@ -70,9 +70,12 @@ macro_rules! code_enum {
     };
 }
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod api_versions;
 pub mod create_topics;
 pub mod delete_records;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod init_producer_id;
@@ -86,6 +89,9 @@ pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod streams_group_describe;
 pub mod streams_group_heartbeat;
+pub mod txn_offset_commit;
 
 #[cfg(test)]
 mod test_util;
+#[cfg(test)]
+mod txn_differential;
