@@ -394,3 +394,61 @@ fn an_unclean_election_moves_the_position_back_to_the_divergence_under_a_reset_p
         "fetch from 4 at leader epoch 4, last epoch 3"
     );
 }
+
+/// Every partition asked has 3 records from its fetch offset on.
+fn always_three(_: i32, req: &FetchRequest) -> FetchResponse {
+    answer(req, 1_000_000, |_, from| batch(from, 3))
+}
+
+/// Issue 25: Fetches to different leaders are in flight at the same time. Partition 0 is
+/// led by node 1, partition 1 by node 2, and each node holds its answer `D`: a poll over
+/// both takes about `D`, not `2 D` (one leader after the other, as before).
+#[test]
+fn fetches_to_two_leaders_are_in_flight_together() {
+    const D: Duration = Duration::from_millis(400);
+    let mock = MockFetchCluster::start(2, &[(1, 0), (2, 0)]);
+    mock.on_fetch(always_three);
+    let mut f = fetcher(&mock, 1 << 20);
+    f.assign([tp(0), tp(1)]);
+    f.seek(&tp(0), 0).expect("seek");
+    f.seek(&tp(1), 0).expect("seek");
+    // Warm up: metadata and both connections.
+    let mut warm = Vec::new();
+    let until = Instant::now() + Duration::from_secs(5);
+    while warm
+        .iter()
+        .map(|(p, _)| *p)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        < 2
+        && Instant::now() < until
+    {
+        warm.extend(offsets(
+            &f.poll(Instant::now() + Duration::from_secs(2))
+                .expect("poll"),
+        ));
+    }
+    mock.delay_fetch(1, D);
+    mock.delay_fetch(2, D);
+    let start = Instant::now();
+    let parts = f
+        .poll(Instant::now() + Duration::from_secs(5))
+        .expect("poll");
+    let took = start.elapsed();
+    let partitions: Vec<i32> = parts
+        .iter()
+        .map(|p| p.topic_partition().partition)
+        .collect();
+    eprintln!("poll over two leaders holding {D:?} each: {took:?}, partitions {partitions:?}");
+    assert_eq!(
+        partitions.len(),
+        2,
+        "both leaders' records in one poll: {partitions:?}"
+    );
+    assert!(
+        took < D.mul_f64(1.6),
+        "a poll over two leaders took {took:?}; each holds its answer {D:?}, so in flight \
+         together it takes about {D:?} (one after the other: {:?})",
+        D * 2
+    );
+}

@@ -10,7 +10,8 @@
 //!   every Fetch (`last_fetched_epoch`) and validated with OffsetForLeaderEpoch after a
 //!   leader change, so that a log truncated under it (unclean leader election) is found
 //!   ([`ConsumerError::LogTruncation`], or a move back to the divergence point).
-//! * [`Fetcher`]: the blocking shell on a [`Client`](crate::client::Client); `poll(deadline)`.
+//! * [`Fetcher`]: the blocking shell on a [`Client`](crate::client::Client); `poll(deadline)`
+//!   sends the Fetches to all leaders at once and applies the answers as they come.
 //! * [`PartitionRecords`]: one partition's fetched bytes, owned (moved out of the response,
 //!   not copied); [`PartitionRecords::batches`] decodes a batch at a time and its records
 //!   borrow from the buffer.
