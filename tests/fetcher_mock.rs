@@ -395,6 +395,24 @@ fn an_unclean_election_moves_the_position_back_to_the_divergence_under_a_reset_p
     );
 }
 
+/// A fetcher on `mock` with `client` applied to its client settings (reset `none`, 50 ms
+/// fetch wait).
+fn fetcher_with(
+    mock: &MockFetchCluster,
+    client: impl FnOnce(ClientConfig) -> ClientConfig,
+) -> Fetcher {
+    common::init_logging();
+    let config = FetcherConfig::new(client(
+        ClientConfig::new(mock.bootstrap())
+            .client_id("fetcher-mock")
+            .request_timeout(Duration::from_secs(5))
+            .retry_backoff(Duration::from_millis(20), Duration::from_millis(200)),
+    ))
+    .auto_offset_reset(OffsetReset::None)
+    .fetch_max_wait(Duration::from_millis(50));
+    Fetcher::connect(config, Duration::from_secs(5)).expect("connect")
+}
+
 /// Every partition asked has 3 records from its fetch offset on.
 fn always_three(_: i32, req: &FetchRequest) -> FetchResponse {
     answer(req, 1_000_000, |_, from| batch(from, 3))
@@ -451,4 +469,44 @@ fn fetches_to_two_leaders_are_in_flight_together() {
          together it takes about {D:?} (one after the other: {:?})",
         D * 2
     );
+}
+
+/// Issue 25 (issue 21 follow-up): a leader in reconnect backoff does not delay the healthy
+/// ones. Partition 0 is led by node 1 (answers at once), partition 1 by node 3, which the
+/// metadata advertises where nothing listens. After the first refused connection node 3 is
+/// in a ~1 s backoff; every later poll still returns node 1's records at once (it waited for
+/// node 3's backoff before: up to 1 s per poll).
+#[test]
+fn a_leader_in_reconnect_backoff_does_not_delay_the_others() {
+    let mock = MockFetchCluster::start(1, &[(1, 0), (3, 0)]);
+    mock.add_dead_node(3);
+    mock.on_fetch(always_three);
+    let mut f = fetcher_with(&mock, |c| {
+        c.reconnect_backoff(Duration::from_secs(1), Duration::from_secs(1))
+    });
+    f.assign([tp(0), tp(1)]);
+    f.seek(&tp(0), 0).expect("seek");
+    f.seek(&tp(1), 0).expect("seek");
+    let first = f
+        .poll(Instant::now() + Duration::from_secs(5))
+        .expect("poll");
+    assert_eq!(offsets(&first).first(), Some(&(0, 0)), "node 1's records");
+    let mut slowest = Duration::ZERO;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let parts = f
+            .poll(Instant::now() + Duration::from_secs(5))
+            .expect("poll");
+        slowest = slowest.max(start.elapsed());
+        assert!(
+            parts.iter().all(|p| p.topic_partition().partition == 0) && !parts.is_empty(),
+            "node 1's records only"
+        );
+    }
+    eprintln!("slowest poll while node 3 is in backoff: {slowest:?}");
+    assert!(
+        slowest < Duration::from_millis(400),
+        "a poll took {slowest:?} while the other leader was in its ~1 s reconnect backoff"
+    );
+    assert_eq!(f.position(&tp(1)), Some(0), "nothing of partition 1");
 }

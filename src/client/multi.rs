@@ -9,19 +9,27 @@
 //! connection at a time, so a connection's correlation-id rule (an answer must carry the id
 //! just sent) holds unchanged, and the transport needs no shared poll.
 //!
-//! [`Client::open_each`] readies those connections first.
+//! [`Client::open_each`] readies those connections first and, unlike [`Client::connection`],
+//! does not wait for a node in reconnect backoff: such a node fails at once, so one dead
+//! broker does not hold up the requests to the healthy ones.
 
 use std::collections::HashMap;
 use std::sync::mpsc;
 use std::time::Instant;
 
 use crate::protocol::Request;
+use crate::transport::TransportError;
 
+use super::backoff::Peer;
 use super::{cap, BrokerConnection, BrokerTarget, Client, ClientError};
 
 impl Client {
     /// Opens the connections to `nodes` that are not open yet and returns, per node, the
     /// highest version of `R` both sides support (or why there is no connection).
+    ///
+    /// A node whose reconnect backoff has not ended is not waited for (as
+    /// [`connection`](Self::connection) does): it fails at once with a retriable
+    /// [`TransportError::Connect`] naming the backoff.
     pub fn open_each<R: Request>(
         &mut self,
         nodes: &[i32],
@@ -37,11 +45,33 @@ impl Client {
         out
     }
 
+    /// The connection to node `id`, opened if needed, unless that needs a wait for its
+    /// reconnect backoff.
     fn open_now(
         &mut self,
         id: i32,
         deadline: Instant,
     ) -> Result<&mut BrokerConnection, ClientError> {
+        self.prune_broken();
+        if !self.nodes.contains_key(&id) {
+            let peer = Peer::Node(id);
+            if let Some(blocked) = self.reconnects.blocked(peer, Instant::now()) {
+                let addr = self
+                    .brokers
+                    .get(&id)
+                    .map_or_else(|| format!("node {id}"), |b| b.addr());
+                return Err(ClientError::Transport(TransportError::Connect {
+                    addr,
+                    reason: format!(
+                        "{peer}: {} failed attempt(s), next one in {:?} (reconnect.backoff.ms); \
+                         last error: {}",
+                        blocked.failures,
+                        blocked.until.saturating_duration_since(Instant::now()),
+                        blocked.last_error
+                    ),
+                }));
+            }
+        }
         self.connection(BrokerTarget::Node(id), deadline)
     }
 

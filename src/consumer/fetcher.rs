@@ -133,6 +133,8 @@ impl Fetcher {
     /// the broker's wait (`fetch.max.wait.ms`, never past `deadline`): one idle leader's wait
     /// never holds back another's records. With a larger `fetch.min.bytes` every Fetch waits
     /// for its leader to gather that much, and the poll ends when the last leader answered.
+    /// A leader in reconnect backoff (`reconnect.backoff.ms`) is not waited for: the poll
+    /// fetches from the others and refreshes the metadata.
     pub fn poll(&mut self, deadline: Instant) -> Result<Vec<PartitionRecords>, Error> {
         let backoff = self.config.client().get_retry_backoff().0;
         let mut waited = false;
