@@ -510,3 +510,48 @@ fn a_leader_in_reconnect_backoff_does_not_delay_the_others() {
     );
     assert_eq!(f.position(&tp(1)), Some(0), "nothing of partition 1");
 }
+
+/// Issue 25: the partition order of Fetch requests rotates as Java's does (a partition whose
+/// records were returned moves to the end). The mock plays a broker whose `fetch.max.bytes`
+/// the first partition of each request fills: it answers records for that partition only.
+/// Three polls over three partitions of one leader give each partition its records (before,
+/// partition 0 was always listed first and the others starved).
+#[test]
+fn the_partition_order_rotates_so_no_partition_starves() {
+    let mock = MockFetchCluster::start(1, &[(1, 0), (1, 0), (1, 0)]);
+    let firsts = Arc::new(Mutex::new(Vec::new()));
+    let seen = firsts.clone();
+    mock.on_fetch(move |_, req| {
+        let first = req.topics.first().and_then(|t| t.partitions.first());
+        let first = first.map_or(-1, |p| p.partition);
+        seen.lock().expect("lock").push(first);
+        answer(req, 1_000_000, |p, from| {
+            if p == first {
+                batch(from, 3)
+            } else {
+                Vec::new()
+            }
+        })
+    });
+    let mut f = fetcher(&mock, 1 << 20);
+    f.assign([tp(0), tp(1), tp(2)]);
+    for p in 0..3 {
+        f.seek(&tp(p), 0).expect("seek");
+    }
+    let mut got = std::collections::BTreeSet::new();
+    for _ in 0..3 {
+        let parts = f
+            .poll(Instant::now() + Duration::from_secs(2))
+            .expect("poll");
+        got.extend(parts.iter().map(|p| p.topic_partition().partition));
+    }
+    eprintln!(
+        "first partition of each Fetch: {:?}",
+        firsts.lock().expect("lock")
+    );
+    assert_eq!(
+        got.into_iter().collect::<Vec<_>>(),
+        vec![0, 1, 2],
+        "every partition got records within three polls"
+    );
+}

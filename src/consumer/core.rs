@@ -75,6 +75,10 @@ pub struct FetcherCore {
     pub(super) settings: FetchSettings,
     pub(super) limits: DecodeLimits,
     pub(super) assigned: BTreeMap<TopicPartition, PartitionState>,
+    /// The assigned partitions in the order Fetch requests list them: a partition whose
+    /// records were just returned moves to the end (as Java's consumer does), so that under
+    /// `fetch.max.bytes` the partitions listed first cannot starve the others.
+    pub(super) order: Vec<TopicPartition>,
     pub(super) topics: HashMap<String, TopicInfo>,
     pub(super) metadata_stale: bool,
     /// A non-retriable error from an answer, returned by the next poll.
@@ -121,6 +125,7 @@ impl FetcherCore {
             settings,
             limits: DecodeLimits::default(),
             assigned: BTreeMap::new(),
+            order: Vec::new(),
             topics: HashMap::new(),
             metadata_stale: true,
             error: None,
@@ -142,7 +147,21 @@ impl FetcherCore {
             }
             next.insert(tp, state);
         }
+        self.order.retain(|tp| next.contains_key(tp));
+        for tp in next.keys() {
+            if !self.order.contains(tp) {
+                self.order.push(tp.clone());
+            }
+        }
         self.assigned = next;
+    }
+
+    /// Moves `tp` to the end of the fetch order (its records were just returned).
+    pub(super) fn move_to_end(&mut self, tp: &TopicPartition) {
+        if let Some(i) = self.order.iter().position(|t| t == tp) {
+            let t = self.order.remove(i);
+            self.order.push(t);
+        }
     }
 
     /// The assigned partitions, in order.
@@ -477,11 +496,16 @@ impl FetcherCore {
     }
 
     /// The Fetch for `node` at Fetch `version` (topic ids from v13), sessionless, waiting at
-    /// most `max_wait_ms`.
+    /// most `max_wait_ms`. Partitions are listed in the fetch order: the ones whose records
+    /// were returned last come last (a topic may then appear more than once, as in Java's
+    /// requests).
     pub fn fetch_request(&self, node: i32, version: i16, max_wait_ms: i32) -> FetchRequest {
         let by_id = version >= FETCH_TOPIC_IDS_FROM;
         let mut topics: Vec<FetchTopic> = Vec::new();
-        for (tp, s) in &self.assigned {
+        for tp in &self.order {
+            let Some(s) = self.assigned.get(tp) else {
+                continue;
+            };
             let (Some(position), true) = (s.position, s.fetchable()) else {
                 continue;
             };
