@@ -31,8 +31,8 @@ pub(super) struct PartitionState {
     pub(super) reset: Option<OffsetReset>,
     /// The position the broker answered OFFSET_OUT_OF_RANGE for (for the `none` error).
     pub(super) out_of_range: Option<i64>,
-    /// The leader epoch of the last record consumed before `position` (KIP-320); `None`
-    /// after a seek or reset, when it is unknown.
+    /// The leader epoch of the last record consumed before `position` (KIP-320), or the
+    /// one a ListOffsets reset answered; `None` after a seek, when it is unknown.
     pub(super) offset_epoch: Option<i32>,
     /// The leader epoch last seen in metadata: a higher one means a leader change, after
     /// which the position is validated before fetching again.
@@ -347,8 +347,8 @@ impl FetcherCore {
         Ok(self.list_offsets_by_leader(wanted, self.settings.isolation))
     }
 
-    /// Applies a ListOffsets answer: positions for the partitions answered, a metadata
-    /// refresh for leader errors.
+    /// Applies a ListOffsets answer: positions for the partitions answered, with the leader
+    /// epoch the answer gives (KIP-320), a metadata refresh for leader errors.
     pub fn handle_list_offsets(&mut self, resp: &ListOffsetsResponse) {
         for t in &resp.topics {
             for p in &t.partitions {
@@ -361,8 +361,16 @@ impl FetcherCore {
                 }
                 match p.error() {
                     BrokerErrorKind::None if p.offset >= 0 => {
-                        log::debug!("{tp}: reset to offset {}", p.offset);
+                        log::debug!(
+                            "{tp}: reset to offset {} (leader epoch {})",
+                            p.offset,
+                            p.leader_epoch
+                        );
                         s.set_position(Some(p.offset));
+                        // The epoch of the offset found, as Java's consumer keeps it (v4+;
+                        // -1 before): sent with the first Fetch and validated after a
+                        // leader change, like the epoch of a consumed record.
+                        s.offset_epoch = (p.leader_epoch >= 0).then_some(p.leader_epoch);
                         s.reset = None;
                     }
                     kind if leader_error(kind) => {
