@@ -136,7 +136,7 @@ impl FetcherCore {
         self.move_to_end(&tp);
         Some(PartitionRecords {
             tp,
-            buf,
+            buf: std::sync::Arc::new(buf),
             batches: scan.batches,
             from,
             next_offset: scan.next,

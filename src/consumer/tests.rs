@@ -694,3 +694,13 @@ fn a_reset_position_carries_the_list_offsets_leader_epoch() {
     );
     assert_eq!(reqs[0].1.topics[0].partitions[0].leader_epoch, 5);
 }
+
+/// The records of partition 0 in `records` fetched at position `from` (for the shared
+/// record tests).
+pub(super) fn partition_records(records: Vec<u8>, from: i64) -> PartitionRecords {
+    let mut c = core(OffsetReset::Earliest, IsolationLevel::ReadUncommitted);
+    c.seek(&tp(0), from).unwrap();
+    let mut parts = c.handle_fetch(answer(0, records, BrokerErrorKind::None));
+    assert_eq!(parts.len(), 1);
+    parts.remove(0)
+}
