@@ -469,6 +469,31 @@ fn fetches_to_two_leaders_are_in_flight_together() {
          together it takes about {D:?} (one after the other: {:?})",
         D * 2
     );
+    // The second leader's exchanges run on pooled worker threads, not one new thread per
+    // poll: 50 more polls leave no more workers than exchanges ever ran at once in this
+    // test binary (one per test at most).
+    mock.delay_fetch(1, Duration::ZERO);
+    mock.delay_fetch(2, Duration::ZERO);
+    for _ in 0..50 {
+        f.poll(Instant::now() + Duration::from_secs(2))
+            .expect("poll");
+    }
+    if let Some(workers) = worker_threads() {
+        eprintln!("ksg-send worker threads after 50 polls: {workers}");
+        assert!(workers <= 8, "{workers} worker threads after 50 polls");
+    }
+}
+
+/// The process's threads named `ksg-send` (Linux; `None` elsewhere).
+fn worker_threads() -> Option<usize> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        tasks
+            .filter_map(Result::ok)
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .filter(|name| name.trim() == "ksg-send")
+            .count(),
+    )
 }
 
 /// Issue 25 (issue 21 follow-up): a leader in reconnect backoff does not delay the healthy

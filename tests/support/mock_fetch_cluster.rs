@@ -134,7 +134,9 @@ impl MockFetchCluster {
 
     /// `node` sends each Fetch answer `delay` after the request arrived.
     pub fn delay_fetch(&self, node: i32, delay: Duration) {
-        lock(&self.inner.state).fetch_delay.push((node, delay));
+        let mut s = lock(&self.inner.state);
+        s.fetch_delay.retain(|(n, _)| *n != node);
+        s.fetch_delay.push((node, delay));
     }
 
     /// Metadata also advertises node `node` at an address where nothing listens (connections
