@@ -580,3 +580,34 @@ fn the_partition_order_rotates_so_no_partition_starves() {
         "every partition got records within three polls"
     );
 }
+
+/// Issue 25: the first Fetch round without a wait is only for several leaders (so that one
+/// idle leader's wait does not hold another's records); one leader alone answers as soon as
+/// it has data, so an idle poll over it sends only Fetches with the wait (no extra round
+/// trip per poll).
+#[test]
+fn one_leader_alone_is_asked_with_the_wait_at_once() {
+    let mock = MockFetchCluster::start(1, &[(1, 0)]);
+    let waits = Arc::new(Mutex::new(Vec::new()));
+    let seen = waits.clone();
+    mock.on_fetch(move |_, req| {
+        seen.lock().expect("lock").push(req.max_wait_ms);
+        answer(req, 0, |_, _| Vec::new())
+    });
+    let mut f = fetcher(&mock, 1 << 20);
+    f.assign([tp(0)]);
+    f.seek(&tp(0), 0).expect("seek");
+    let parts = f
+        .poll(Instant::now() + Duration::from_millis(300))
+        .expect("poll");
+    assert!(parts.is_empty());
+    let waits = waits.lock().expect("lock").clone();
+    // (The mock answers an empty Fetch at once instead of waiting, so there are many.)
+    let zero = waits.iter().filter(|&&w| w == 0).count();
+    eprintln!("{} Fetches, {zero} without a wait", waits.len());
+    assert!(!waits.is_empty());
+    assert!(
+        zero == 0,
+        "an idle poll over one leader sent {zero} Fetch(es) without a wait"
+    );
+}

@@ -128,8 +128,8 @@ impl Fetcher {
     ///
     /// The Fetches to the different leaders are in flight at the same time and their answers
     /// are applied as they come, so a poll over several leaders takes as long as the slowest
-    /// one, not their sum. With `fetch.min.bytes` <= 1 (the default) every leader is first
-    /// asked without a wait, and only when none had records are they all asked again with
+    /// one, not their sum. With `fetch.min.bytes` <= 1 (the default) and several leaders,
+    /// every leader is first asked without a wait, and only when none had records are they all asked again with
     /// the broker's wait (`fetch.max.wait.ms`, never past `deadline`): one idle leader's wait
     /// never holds back another's records. With a larger `fetch.min.bytes` every Fetch waits
     /// for its leader to gather that much, and the poll ends when the last leader answered.
@@ -186,8 +186,9 @@ impl Fetcher {
             let long = self.core.settings().max_wait.min(left - margin);
             // With fetch.min.bytes <= 1 a leader holding data answers at once anyway: ask
             // every leader without a wait first, so that one idle leader's wait does not hold
-            // the others' records; only when none had any, wait for data on all of them.
-            let quick = !waited && self.core.settings().min_bytes <= 1;
+            // the others' records; only when none had any, wait for data on all of them. One
+            // leader alone answers as soon as it has data: it gets the wait at once.
+            let quick = !waited && nodes.len() > 1 && self.core.settings().min_bytes <= 1;
             let wait = if quick { Duration::ZERO } else { long };
             let (out, sent) = self.fetch_round(&nodes, wait, deadline)?;
             if !out.is_empty() {
