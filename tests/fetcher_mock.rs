@@ -394,3 +394,220 @@ fn an_unclean_election_moves_the_position_back_to_the_divergence_under_a_reset_p
         "fetch from 4 at leader epoch 4, last epoch 3"
     );
 }
+
+/// A fetcher on `mock` with `client` applied to its client settings (reset `none`, 50 ms
+/// fetch wait).
+fn fetcher_with(
+    mock: &MockFetchCluster,
+    client: impl FnOnce(ClientConfig) -> ClientConfig,
+) -> Fetcher {
+    common::init_logging();
+    let config = FetcherConfig::new(client(
+        ClientConfig::new(mock.bootstrap())
+            .client_id("fetcher-mock")
+            .request_timeout(Duration::from_secs(5))
+            .retry_backoff(Duration::from_millis(20), Duration::from_millis(200)),
+    ))
+    .auto_offset_reset(OffsetReset::None)
+    .fetch_max_wait(Duration::from_millis(50));
+    Fetcher::connect(config, Duration::from_secs(5)).expect("connect")
+}
+
+/// Every partition asked has 3 records from its fetch offset on.
+fn always_three(_: i32, req: &FetchRequest) -> FetchResponse {
+    answer(req, 1_000_000, |_, from| batch(from, 3))
+}
+
+/// Issue 25: Fetches to different leaders are in flight at the same time. Partition 0 is
+/// led by node 1, partition 1 by node 2, and each node holds its answer `D`: a poll over
+/// both takes about `D`, not `2 D` (one leader after the other, as before).
+#[test]
+fn fetches_to_two_leaders_are_in_flight_together() {
+    const D: Duration = Duration::from_millis(400);
+    let mock = MockFetchCluster::start(2, &[(1, 0), (2, 0)]);
+    mock.on_fetch(always_three);
+    let mut f = fetcher(&mock, 1 << 20);
+    f.assign([tp(0), tp(1)]);
+    f.seek(&tp(0), 0).expect("seek");
+    f.seek(&tp(1), 0).expect("seek");
+    // Warm up: metadata and both connections.
+    let mut warm = Vec::new();
+    let until = Instant::now() + Duration::from_secs(5);
+    while warm
+        .iter()
+        .map(|(p, _)| *p)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        < 2
+        && Instant::now() < until
+    {
+        warm.extend(offsets(
+            &f.poll(Instant::now() + Duration::from_secs(2))
+                .expect("poll"),
+        ));
+    }
+    mock.delay_fetch(1, D);
+    mock.delay_fetch(2, D);
+    let start = Instant::now();
+    let parts = f
+        .poll(Instant::now() + Duration::from_secs(5))
+        .expect("poll");
+    let took = start.elapsed();
+    let partitions: Vec<i32> = parts
+        .iter()
+        .map(|p| p.topic_partition().partition)
+        .collect();
+    eprintln!("poll over two leaders holding {D:?} each: {took:?}, partitions {partitions:?}");
+    assert_eq!(
+        partitions.len(),
+        2,
+        "both leaders' records in one poll: {partitions:?}"
+    );
+    assert!(
+        took < D.mul_f64(1.6),
+        "a poll over two leaders took {took:?}; each holds its answer {D:?}, so in flight \
+         together it takes about {D:?} (one after the other: {:?})",
+        D * 2
+    );
+    // The second leader's exchanges run on pooled worker threads, not one new thread per
+    // poll: 50 more polls leave no more workers than exchanges ever ran at once in this
+    // test binary (one per test at most).
+    mock.delay_fetch(1, Duration::ZERO);
+    mock.delay_fetch(2, Duration::ZERO);
+    for _ in 0..50 {
+        f.poll(Instant::now() + Duration::from_secs(2))
+            .expect("poll");
+    }
+    if let Some(workers) = worker_threads() {
+        eprintln!("ksg-send worker threads after 50 polls: {workers}");
+        assert!(workers <= 8, "{workers} worker threads after 50 polls");
+    }
+}
+
+/// The process's threads named `ksg-send` (Linux; `None` elsewhere).
+fn worker_threads() -> Option<usize> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    Some(
+        tasks
+            .filter_map(Result::ok)
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .filter(|name| name.trim() == "ksg-send")
+            .count(),
+    )
+}
+
+/// Issue 25 (issue 21 follow-up): a leader in reconnect backoff does not delay the healthy
+/// ones. Partition 0 is led by node 1 (answers at once), partition 1 by node 3, which the
+/// metadata advertises where nothing listens. After the first refused connection node 3 is
+/// in a ~1 s backoff; every later poll still returns node 1's records at once (it waited for
+/// node 3's backoff before: up to 1 s per poll).
+#[test]
+fn a_leader_in_reconnect_backoff_does_not_delay_the_others() {
+    let mock = MockFetchCluster::start(1, &[(1, 0), (3, 0)]);
+    mock.add_dead_node(3);
+    mock.on_fetch(always_three);
+    let mut f = fetcher_with(&mock, |c| {
+        c.reconnect_backoff(Duration::from_secs(1), Duration::from_secs(1))
+    });
+    f.assign([tp(0), tp(1)]);
+    f.seek(&tp(0), 0).expect("seek");
+    f.seek(&tp(1), 0).expect("seek");
+    let first = f
+        .poll(Instant::now() + Duration::from_secs(5))
+        .expect("poll");
+    assert_eq!(offsets(&first).first(), Some(&(0, 0)), "node 1's records");
+    let mut slowest = Duration::ZERO;
+    for _ in 0..3 {
+        let start = Instant::now();
+        let parts = f
+            .poll(Instant::now() + Duration::from_secs(5))
+            .expect("poll");
+        slowest = slowest.max(start.elapsed());
+        assert!(
+            parts.iter().all(|p| p.topic_partition().partition == 0) && !parts.is_empty(),
+            "node 1's records only"
+        );
+    }
+    eprintln!("slowest poll while node 3 is in backoff: {slowest:?}");
+    assert!(
+        slowest < Duration::from_millis(400),
+        "a poll took {slowest:?} while the other leader was in its ~1 s reconnect backoff"
+    );
+    assert_eq!(f.position(&tp(1)), Some(0), "nothing of partition 1");
+}
+
+/// Issue 25: the partition order of Fetch requests rotates as Java's does (a partition whose
+/// records were returned moves to the end). The mock plays a broker whose `fetch.max.bytes`
+/// the first partition of each request fills: it answers records for that partition only.
+/// Three polls over three partitions of one leader give each partition its records (before,
+/// partition 0 was always listed first and the others starved).
+#[test]
+fn the_partition_order_rotates_so_no_partition_starves() {
+    let mock = MockFetchCluster::start(1, &[(1, 0), (1, 0), (1, 0)]);
+    let firsts = Arc::new(Mutex::new(Vec::new()));
+    let seen = firsts.clone();
+    mock.on_fetch(move |_, req| {
+        let first = req.topics.first().and_then(|t| t.partitions.first());
+        let first = first.map_or(-1, |p| p.partition);
+        seen.lock().expect("lock").push(first);
+        answer(req, 1_000_000, |p, from| {
+            if p == first {
+                batch(from, 3)
+            } else {
+                Vec::new()
+            }
+        })
+    });
+    let mut f = fetcher(&mock, 1 << 20);
+    f.assign([tp(0), tp(1), tp(2)]);
+    for p in 0..3 {
+        f.seek(&tp(p), 0).expect("seek");
+    }
+    let mut got = std::collections::BTreeSet::new();
+    for _ in 0..3 {
+        let parts = f
+            .poll(Instant::now() + Duration::from_secs(2))
+            .expect("poll");
+        got.extend(parts.iter().map(|p| p.topic_partition().partition));
+    }
+    eprintln!(
+        "first partition of each Fetch: {:?}",
+        firsts.lock().expect("lock")
+    );
+    assert_eq!(
+        got.into_iter().collect::<Vec<_>>(),
+        vec![0, 1, 2],
+        "every partition got records within three polls"
+    );
+}
+
+/// Issue 25: the first Fetch round without a wait is only for several leaders (so that one
+/// idle leader's wait does not hold another's records); one leader alone answers as soon as
+/// it has data, so an idle poll over it sends only Fetches with the wait (no extra round
+/// trip per poll).
+#[test]
+fn one_leader_alone_is_asked_with_the_wait_at_once() {
+    let mock = MockFetchCluster::start(1, &[(1, 0)]);
+    let waits = Arc::new(Mutex::new(Vec::new()));
+    let seen = waits.clone();
+    mock.on_fetch(move |_, req| {
+        seen.lock().expect("lock").push(req.max_wait_ms);
+        answer(req, 0, |_, _| Vec::new())
+    });
+    let mut f = fetcher(&mock, 1 << 20);
+    f.assign([tp(0)]);
+    f.seek(&tp(0), 0).expect("seek");
+    let parts = f
+        .poll(Instant::now() + Duration::from_millis(300))
+        .expect("poll");
+    assert!(parts.is_empty());
+    let waits = waits.lock().expect("lock").clone();
+    // (The mock answers an empty Fetch at once instead of waiting, so there are many.)
+    let zero = waits.iter().filter(|&&w| w == 0).count();
+    eprintln!("{} Fetches, {zero} without a wait", waits.len());
+    assert!(!waits.is_empty());
+    assert!(
+        zero == 0,
+        "an idle poll over one leader sent {zero} Fetch(es) without a wait"
+    );
+}

@@ -18,6 +18,7 @@ pub mod backoff;
 pub mod connection;
 pub mod coordinator;
 pub mod error;
+mod multi;
 pub mod observer;
 mod open;
 pub mod shared;

@@ -130,9 +130,13 @@ impl FetcherCore {
         if scan.epoch.is_some() {
             s.offset_epoch = scan.epoch;
         }
-        (!scan.batches.is_empty()).then_some(PartitionRecords {
+        if scan.batches.is_empty() {
+            return None;
+        }
+        self.move_to_end(&tp);
+        Some(PartitionRecords {
             tp,
-            buf,
+            buf: std::sync::Arc::new(buf),
             batches: scan.batches,
             from,
             next_offset: scan.next,

@@ -31,8 +31,8 @@ pub(super) struct PartitionState {
     pub(super) reset: Option<OffsetReset>,
     /// The position the broker answered OFFSET_OUT_OF_RANGE for (for the `none` error).
     pub(super) out_of_range: Option<i64>,
-    /// The leader epoch of the last record consumed before `position` (KIP-320); `None`
-    /// after a seek or reset, when it is unknown.
+    /// The leader epoch of the last record consumed before `position` (KIP-320), or the
+    /// one a ListOffsets reset answered; `None` after a seek, when it is unknown.
     pub(super) offset_epoch: Option<i32>,
     /// The leader epoch last seen in metadata: a higher one means a leader change, after
     /// which the position is validated before fetching again.
@@ -75,6 +75,10 @@ pub struct FetcherCore {
     pub(super) settings: FetchSettings,
     pub(super) limits: DecodeLimits,
     pub(super) assigned: BTreeMap<TopicPartition, PartitionState>,
+    /// The assigned partitions in the order Fetch requests list them: a partition whose
+    /// records were just returned moves to the end (as Java's consumer does), so that under
+    /// `fetch.max.bytes` the partitions listed first cannot starve the others.
+    pub(super) order: Vec<TopicPartition>,
     pub(super) topics: HashMap<String, TopicInfo>,
     pub(super) metadata_stale: bool,
     /// A non-retriable error from an answer, returned by the next poll.
@@ -121,6 +125,7 @@ impl FetcherCore {
             settings,
             limits: DecodeLimits::default(),
             assigned: BTreeMap::new(),
+            order: Vec::new(),
             topics: HashMap::new(),
             metadata_stale: true,
             error: None,
@@ -142,7 +147,21 @@ impl FetcherCore {
             }
             next.insert(tp, state);
         }
+        self.order.retain(|tp| next.contains_key(tp));
+        for tp in next.keys() {
+            if !self.order.contains(tp) {
+                self.order.push(tp.clone());
+            }
+        }
         self.assigned = next;
+    }
+
+    /// Moves `tp` to the end of the fetch order (its records were just returned).
+    pub(super) fn move_to_end(&mut self, tp: &TopicPartition) {
+        if let Some(i) = self.order.iter().position(|t| t == tp) {
+            let t = self.order.remove(i);
+            self.order.push(t);
+        }
     }
 
     /// The assigned partitions, in order.
@@ -328,8 +347,8 @@ impl FetcherCore {
         Ok(self.list_offsets_by_leader(wanted, self.settings.isolation))
     }
 
-    /// Applies a ListOffsets answer: positions for the partitions answered, a metadata
-    /// refresh for leader errors.
+    /// Applies a ListOffsets answer: positions for the partitions answered, with the leader
+    /// epoch the answer gives (KIP-320), a metadata refresh for leader errors.
     pub fn handle_list_offsets(&mut self, resp: &ListOffsetsResponse) {
         for t in &resp.topics {
             for p in &t.partitions {
@@ -342,8 +361,16 @@ impl FetcherCore {
                 }
                 match p.error() {
                     BrokerErrorKind::None if p.offset >= 0 => {
-                        log::debug!("{tp}: reset to offset {}", p.offset);
+                        log::debug!(
+                            "{tp}: reset to offset {} (leader epoch {})",
+                            p.offset,
+                            p.leader_epoch
+                        );
                         s.set_position(Some(p.offset));
+                        // The epoch of the offset found, as Java's consumer keeps it (v4+;
+                        // -1 before): sent with the first Fetch and validated after a
+                        // leader change, like the epoch of a consumed record.
+                        s.offset_epoch = (p.leader_epoch >= 0).then_some(p.leader_epoch);
                         s.reset = None;
                     }
                     kind if leader_error(kind) => {
@@ -477,11 +504,16 @@ impl FetcherCore {
     }
 
     /// The Fetch for `node` at Fetch `version` (topic ids from v13), sessionless, waiting at
-    /// most `max_wait_ms`.
+    /// most `max_wait_ms`. Partitions are listed in the fetch order: the ones whose records
+    /// were returned last come last (a topic may then appear more than once, as in Java's
+    /// requests).
     pub fn fetch_request(&self, node: i32, version: i16, max_wait_ms: i32) -> FetchRequest {
         let by_id = version >= FETCH_TOPIC_IDS_FROM;
         let mut topics: Vec<FetchTopic> = Vec::new();
-        for (tp, s) in &self.assigned {
+        for tp in &self.order {
+            let Some(s) = self.assigned.get(tp) else {
+                continue;
+            };
             let (Some(position), true) = (s.position, s.fetchable()) else {
                 continue;
             };

@@ -124,10 +124,20 @@ impl Fetcher {
     /// of the last record consumed is sent with every Fetch and, after a change, asked with
     /// OffsetForLeaderEpoch): a log truncated under it (unclean leader election) moves it
     /// back to the first offset known to diverge, or, under `auto.offset.reset=none`, is
-    /// [`ConsumerError::LogTruncation`](super::ConsumerError::LogTruncation). Each Fetch asks the broker to wait at most `fetch.max.wait.ms` and never
-    /// past `deadline`.
+    /// [`ConsumerError::LogTruncation`](super::ConsumerError::LogTruncation).
+    ///
+    /// The Fetches to the different leaders are in flight at the same time and their answers
+    /// are applied as they come, so a poll over several leaders takes as long as the slowest
+    /// one, not their sum. With `fetch.min.bytes` <= 1 (the default) and several leaders,
+    /// every leader is first asked without a wait, and only when none had records are they all asked again with
+    /// the broker's wait (`fetch.max.wait.ms`, never past `deadline`): one idle leader's wait
+    /// never holds back another's records. With a larger `fetch.min.bytes` every Fetch waits
+    /// for its leader to gather that much, and the poll ends when the last leader answered.
+    /// A leader in reconnect backoff (`reconnect.backoff.ms`) is not waited for: the poll
+    /// fetches from the others and refreshes the metadata.
     pub fn poll(&mut self, deadline: Instant) -> Result<Vec<PartitionRecords>, Error> {
         let backoff = self.config.client().get_retry_backoff().0;
+        let mut waited = false;
         loop {
             if let Some(e) = self.core.take_error() {
                 return Err(e);
@@ -166,45 +176,29 @@ impl Fetcher {
                 sleep_until(deadline, backoff);
                 continue;
             }
-            let mut out = Vec::new();
-            for node in nodes {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left < MIN_FETCH_TIME {
-                    // Too little time for a round trip: a Fetch sent now would only time out
-                    // and cost its connection. The next poll asks this leader first.
-                    break;
-                }
-                let margin = ANSWER_MARGIN.min(left / 5);
-                let wait = if out.is_empty() {
-                    self.core.settings().max_wait.min(left - margin)
-                } else {
-                    Duration::ZERO
-                };
-                match self.send_fetch(node, wait, deadline) {
-                    Ok(records) => out.extend(records),
-                    Err(e) if e.is_timeout() && Instant::now() >= deadline => {
-                        // The caller's deadline ended the wait, not the broker: the leader is
-                        // still the leader, so keep the metadata (refreshing it here made
-                        // short polls loop on refresh + reconnect without fetching).
-                        log::debug!("Fetch to node {node}: {e} (poll deadline reached)");
-                        break;
-                    }
-                    Err(e) if e.is_retriable() => {
-                        log::debug!("Fetch to node {node}: {e}; refreshing metadata");
-                        self.core.invalidate_metadata();
-                    }
-                    Err(e) if out.is_empty() => return Err(client_error(e)),
-                    Err(e) => {
-                        // Records of other leaders are in hand and their positions moved:
-                        // return them; the error comes with the next poll (as Java does).
-                        log::debug!("Fetch to node {node}: {e}; returned with the next poll");
-                        self.core.defer_error(client_error(e));
-                        break;
-                    }
-                }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left < MIN_FETCH_TIME {
+                // Too little time for a round trip: a Fetch sent now would only time out
+                // and cost its connection.
+                return Ok(Vec::new());
             }
+            let margin = ANSWER_MARGIN.min(left / 5);
+            let long = self.core.settings().max_wait.min(left - margin);
+            // With fetch.min.bytes <= 1 a leader holding data answers at once anyway: ask
+            // every leader without a wait first, so that one idle leader's wait does not hold
+            // the others' records; only when none had any, wait for data on all of them. One
+            // leader alone answers as soon as it has data: it gets the wait at once.
+            let quick = !waited && nodes.len() > 1 && self.core.settings().min_bytes <= 1;
+            let wait = if quick { Duration::ZERO } else { long };
+            let (out, sent) = self.fetch_round(&nodes, wait, deadline)?;
             if !out.is_empty() {
                 return Ok(out);
+            }
+            waited = true;
+            if sent == 0 {
+                // No leader could be asked (all in reconnect backoff): look again a little
+                // later rather than spin on metadata.
+                sleep_until(deadline, backoff);
             }
         }
     }
@@ -349,22 +343,55 @@ impl Fetcher {
         Ok(())
     }
 
-    fn send_fetch(
+    /// One Fetch to each of `nodes`, all in flight at once, each asking the broker to wait
+    /// at most `wait`; the answers are applied as they come. Returns the records and how
+    /// many requests were sent. A leader that cannot be reached (in reconnect backoff, lost
+    /// connection) refreshes the metadata; a non-retriable error is returned at once when
+    /// no record arrived, else kept for the next poll (the positions of the records in hand
+    /// already moved).
+    fn fetch_round(
         &mut self,
-        node: i32,
+        nodes: &[i32],
         wait: Duration,
         deadline: Instant,
-    ) -> Result<Vec<PartitionRecords>, ClientError> {
-        let target = BrokerTarget::Node(node);
-        let mut client = self.client.lock();
-        let version = client
-            .connection(target, deadline)?
-            .pick_version::<FetchRequest>()?;
+    ) -> Result<(Vec<PartitionRecords>, usize), Error> {
         let wait_ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
-        let req = self.core.fetch_request(node, version, wait_ms);
-        let resp = client.send_at(target, &req, version, deadline)?;
+        let mut client = self.client.lock();
+        let mut failures = Vec::new();
+        let mut requests = Vec::with_capacity(nodes.len());
+        for (node, version) in client.open_each::<FetchRequest>(nodes, deadline) {
+            match version {
+                Ok(v) => requests.push((node, v, self.core.fetch_request(node, v, wait_ms))),
+                Err(e) => failures.push((node, e)),
+            }
+        }
+        let sent = requests.len();
+        let mut out = Vec::new();
+        let core = &mut self.core;
+        client.send_each(requests, deadline, |node, r| match r {
+            Ok(resp) => out.extend(core.handle_fetch(resp)),
+            Err(e) => failures.push((node, e)),
+        });
         drop(client);
-        Ok(self.core.handle_fetch(resp))
+        for (node, e) in failures {
+            if e.is_timeout() && Instant::now() >= deadline {
+                // The caller's deadline ended the wait, not the broker: the leader is still
+                // the leader, so keep the metadata (refreshing it here made short polls
+                // loop on refresh + reconnect without fetching).
+                log::debug!("Fetch to node {node}: {e} (poll deadline reached)");
+            } else if e.is_retriable() {
+                log::debug!("Fetch to node {node}: {e}; refreshing metadata");
+                self.core.invalidate_metadata();
+            } else if out.is_empty() {
+                return Err(client_error(e));
+            } else {
+                // Records of other leaders are in hand and their positions moved: return
+                // them; the error comes with the next poll (as Java does).
+                log::debug!("Fetch to node {node}: {e}; returned with the next poll");
+                self.core.defer_error(client_error(e));
+            }
+        }
+        Ok((out, sent))
     }
 }
 

@@ -10,10 +10,13 @@
 //!   every Fetch (`last_fetched_epoch`) and validated with OffsetForLeaderEpoch after a
 //!   leader change, so that a log truncated under it (unclean leader election) is found
 //!   ([`ConsumerError::LogTruncation`], or a move back to the divergence point).
-//! * [`Fetcher`]: the blocking shell on a [`Client`](crate::client::Client); `poll(deadline)`.
+//! * [`Fetcher`]: the blocking shell on a [`Client`](crate::client::Client); `poll(deadline)`
+//!   sends the Fetches to all leaders at once and applies the answers as they come.
 //! * [`PartitionRecords`]: one partition's fetched bytes, owned (moved out of the response,
 //!   not copied); [`PartitionRecords::batches`] decodes a batch at a time and its records
-//!   borrow from the buffer.
+//!   borrow from the buffer; [`PartitionRecords::records`] gives [`FetchedRecord`]s, which
+//!   hold a share of their batch's bytes (no copy, no allocation per record) and can be kept
+//!   past the next poll.
 //! * [`FetcherConfig`]: a [`ClientConfig`](crate::ClientConfig) plus the fetch settings, as
 //!   a builder or from Java consumer properties (`fetch.min.bytes`, `fetch.max.wait.ms`,
 //!   `max.partition.fetch.bytes`, `fetch.max.bytes`, `isolation.level`, `auto.offset.reset`).
@@ -24,12 +27,14 @@
 mod answer;
 mod config;
 mod core;
+mod fetched;
 mod fetcher;
 mod records;
 mod validate;
 
 pub use self::config::{FetchSettings, FetcherConfig, IsolationLevel, OffsetReset, FETCHER_KEYS};
 pub use self::core::FetcherCore;
+pub use self::fetched::FetchedRecord;
 pub use self::fetcher::Fetcher;
 pub use self::records::{FetchedBatch, PartitionRecords};
 pub use crate::common::ConsumerError;

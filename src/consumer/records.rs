@@ -7,6 +7,7 @@
 //! the batch's one decompressed buffer).
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::common::TopicPartition;
 use crate::protocol::records::{
@@ -17,7 +18,8 @@ use crate::protocol::records::{
 #[derive(Debug, Clone)]
 pub struct PartitionRecords {
     pub(crate) tp: TopicPartition,
-    pub(crate) buf: Vec<u8>,
+    /// Shared with the [`FetchedRecord`](super::FetchedRecord)s of uncompressed batches.
+    pub(crate) buf: Arc<Vec<u8>>,
     pub(crate) batches: Vec<(BatchHeader, Range<usize>)>,
     /// The position the fetch was made at: records below it (in the first batch) are skipped.
     pub(crate) from: i64,

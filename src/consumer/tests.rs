@@ -650,3 +650,57 @@ fn a_diverging_epoch_in_a_fetch_answer_is_a_truncation() {
     assert_eq!(c.validation_requests().len(), 1);
     assert_eq!(c.position(&tp(0)), Some(10));
 }
+
+/// Issue 25: a position reset by ListOffsets takes its leader epoch from the answer (as
+/// Java's consumer does), so the first Fetch already sends it and a leader change before the
+/// first record is validated; it was unknown until the first record.
+#[test]
+fn a_reset_position_carries_the_list_offsets_leader_epoch() {
+    let mut c = core(OffsetReset::Earliest, IsolationLevel::ReadUncommitted);
+    assert_eq!(c.reset_requests().unwrap().len(), 2);
+    c.handle_list_offsets(&ListOffsetsResponse {
+        topics: vec![ListOffsetsTopicResponse {
+            name: "t".into(),
+            partitions: vec![
+                ListOffsetsPartitionResponse {
+                    partition_index: 0,
+                    offset: 4,
+                    leader_epoch: 5,
+                    ..Default::default()
+                },
+                ListOffsetsPartitionResponse {
+                    partition_index: 1,
+                    offset: 0,
+                    leader_epoch: -1,
+                    ..Default::default()
+                },
+            ],
+        }],
+        ..Default::default()
+    });
+    let req = c.fetch_request(1, 13, 0);
+    assert_eq!(req.topics[0].partitions[0].last_fetched_epoch, 5);
+    let req = c.fetch_request(2, 13, 0);
+    assert_eq!(
+        req.topics[0].partitions[0].last_fetched_epoch, -1,
+        "no epoch in the answer (ListOffsets < v4): unknown"
+    );
+    c.update_metadata(&metadata(&[(3, 6), (2, 7)]));
+    let reqs = c.validation_requests();
+    assert_eq!(
+        reqs.len(),
+        1,
+        "the reset position is validated after a leader change"
+    );
+    assert_eq!(reqs[0].1.topics[0].partitions[0].leader_epoch, 5);
+}
+
+/// The records of partition 0 in `records` fetched at position `from` (for the shared
+/// record tests).
+pub(super) fn partition_records(records: Vec<u8>, from: i64) -> PartitionRecords {
+    let mut c = core(OffsetReset::Earliest, IsolationLevel::ReadUncommitted);
+    c.seek(&tp(0), from).unwrap();
+    let mut parts = c.handle_fetch(answer(0, records, BrokerErrorKind::None));
+    assert_eq!(parts.len(), 1);
+    parts.remove(0)
+}

@@ -55,6 +55,11 @@ struct State {
     epochs: EpochFn,
     /// (node, api key) of every request, in arrival order.
     log: Vec<(i32, i16)>,
+    /// How long each node holds its Fetch answers (outside the state lock, so that nodes
+    /// answer independently of each other).
+    fetch_delay: Vec<(i32, Duration)>,
+    /// Nodes Metadata advertises at an address where nothing listens (a dead broker).
+    dead: Vec<(i32, SocketAddr)>,
 }
 
 struct Inner {
@@ -95,6 +100,8 @@ impl MockFetchCluster {
                 fetch: Box::new(|_, _| FetchResponse::default()),
                 epochs: Box::new(|_, _| OffsetForLeaderEpochResponse::default()),
                 log: Vec::new(),
+                fetch_delay: Vec::new(),
+                dead: Vec::new(),
             }),
             stop: AtomicBool::new(false),
             addrs,
@@ -123,6 +130,23 @@ impl MockFetchCluster {
     /// `node` stops advertising Fetch in ApiVersions (a Fetch to it cannot be sent).
     pub fn without_fetch(&self, node: i32) {
         lock(&self.inner.state).no_fetch.push(node);
+    }
+
+    /// `node` sends each Fetch answer `delay` after the request arrived.
+    pub fn delay_fetch(&self, node: i32, delay: Duration) {
+        let mut s = lock(&self.inner.state);
+        s.fetch_delay.retain(|(n, _)| *n != node);
+        s.fetch_delay.push((node, delay));
+    }
+
+    /// Metadata also advertises node `node` at an address where nothing listens (connections
+    /// to it are refused): a dead broker, e.g. a leader the test then names.
+    pub fn add_dead_node(&self, node: i32) {
+        let addr = {
+            let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+            l.local_addr().expect("addr")
+        };
+        lock(&self.inner.state).dead.push((node, addr));
     }
 
     /// Answers every Fetch with `f(node, request)`.
@@ -202,7 +226,16 @@ fn serve(mut s: TcpStream, node: i32, inner: &Inner) {
                 k if k == MetadataRequest::API_KEY => metadata(&frame, inner),
                 k if k == ListOffsetsRequest::API_KEY => list_offsets(&frame),
                 k if k == FetchRequest::API_KEY => {
-                    answer::<FetchRequest>(&frame, |r| (lock(&inner.state).fetch)(node, r))
+                    let delay = lock(&inner.state)
+                        .fetch_delay
+                        .iter()
+                        .find(|(n, _)| *n == node)
+                        .map(|(_, d)| *d);
+                    let a = answer::<FetchRequest>(&frame, |r| (lock(&inner.state).fetch)(node, r));
+                    if let Some(d) = delay {
+                        thread::sleep(d);
+                    }
+                    a
                 }
                 k if k == OffsetForLeaderEpochRequest::API_KEY => {
                     answer::<OffsetForLeaderEpochRequest>(&frame, |r| {
@@ -271,14 +304,20 @@ fn api_versions(frame: &[u8], node: i32, inner: &Inner) -> Option<Vec<u8>> {
 }
 
 fn metadata(frame: &[u8], inner: &Inner) -> Option<Vec<u8>> {
-    let leaders = lock(&inner.state).leaders.clone();
+    let (leaders, dead) = {
+        let s = lock(&inner.state);
+        (s.leaders.clone(), s.dead.clone())
+    };
+    let live = inner
+        .addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (i as i32 + 1, *a));
     answer::<MetadataRequest>(frame, |_| MetadataResponse {
-        brokers: inner
-            .addrs
-            .iter()
-            .enumerate()
-            .map(|(i, a)| MetadataResponseBroker {
-                node_id: i as i32 + 1,
+        brokers: live
+            .chain(dead)
+            .map(|(node_id, a)| MetadataResponseBroker {
+                node_id,
                 host: a.ip().to_string(),
                 port: i32::from(a.port()),
                 rack: None,

@@ -185,6 +185,18 @@ impl<'a> RecordBatch<'a> {
         matches!(self.data, Cow::Borrowed(_))
     }
 
+    /// The bytes the records' keys, values and headers point into: the input's records
+    /// section (uncompressed) or the batch's decompressed buffer.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// [`data`](Self::data), taken out of the batch: the decompressed buffer itself (no
+    /// copy) or the borrowed input. The consumer's shared records keep it.
+    pub fn into_data(self) -> Cow<'a, [u8]> {
+        self.data
+    }
+
     /// The records in order.
     pub fn records(&self) -> Records<'_> {
         Records {
