@@ -17,17 +17,18 @@
 //! | --- | --- | --- | --- |
 //! | 1 | vocabulary | `common` | one `TopicPartition`, base64, `SerdeError`, the SASL names (`ScramAlgorithm`, `OAuthToken`, `SaslError`) |
 //! | 2 | wire | `protocol` | pure primitives, headers, frames, one module per API message, error codes |
-//! | 3 | membership core | `streams` | pure Streams membership state machine, task ids, topology, assignment, commit requests |
-//! | 4 | errors | `error` | the crate's [`Error`], wrapping the errors of the layers below |
-//! | 5 | configuration | `config`, `properties` | [`ClientConfig`] and its parts; `key=value` properties parsing |
-//! | 6 | transport | `transport` | mio TCP, rustls streams, SASL step machines (frames, not messages) |
-//! | 7 | client | `client`, `tls`, `connect` | connections, ApiVersions, bootstrap, coordinator lookup; a client from a [`ClientConfig`] |
-//! | 8 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
-//! | 9 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
-//! | 10 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
-//! | 11 | processing | `processing` | the Streams application runtime: tasks, stores, changelogs |
+//! | 3 | topology | `topology` | the topology model and Java's ordering rules (copartition-group order, topology differences) |
+//! | 4 | membership core | `streams` | pure Streams membership state machine, task ids, assignment, commit requests |
+//! | 5 | errors | `error` | the crate's [`Error`], wrapping the errors of the layers below |
+//! | 6 | configuration | `config`, `properties` | [`ClientConfig`] and its parts; `key=value` properties parsing |
+//! | 7 | transport | `transport` | mio TCP, rustls streams, SASL step machines (frames, not messages) |
+//! | 8 | client | `client`, `tls`, `connect` | connections, ApiVersions, bootstrap, coordinator lookup; a client from a [`ClientConfig`] |
+//! | 9 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
+//! | 10 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
+//! | 11 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
+//! | 12 | processing | `processing` | the Streams application runtime: tasks, stores, changelogs |
 //!
-//! The pure cores (`protocol`, `streams`) sit low because they need no I/O: the I/O layers
+//! The pure cores (`protocol`, `topology`, `streams`) sit low because they need no I/O: the I/O layers
 //! above drive them. The heartbeat thread in `session` meets the core and the client:
 //!
 //! ```text
@@ -64,6 +65,7 @@ pub mod runtime {
 pub mod session;
 pub mod streams;
 pub mod tls;
+pub mod topology;
 pub mod transport;
 
 pub use common::TopicPartition;
