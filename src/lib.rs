@@ -17,7 +17,7 @@
 //! | --- | --- | --- | --- |
 //! | 1 | vocabulary | `common` | one `TopicPartition`, base64, `SerdeError`, the SASL names (`ScramAlgorithm`, `OAuthToken`, `SaslError`) |
 //! | 2 | wire | `protocol` | pure primitives, headers, frames, one module per API message, error codes |
-//! | 3 | topology | `topology` | the topology model and Java's ordering rules (copartition-group order, topology differences) |
+//! | 3 | topology | `topology` | the topology model, Java's ordering rules, the Processor-API builder and `describe()` |
 //! | 4 | membership core | `streams` | pure Streams membership state machine, task ids, assignment, commit requests |
 //! | 5 | errors | `error` | the crate's [`Error`], wrapping the errors of the layers below |
 //! | 6 | configuration | `config`, `properties` | [`ClientConfig`] and its parts; `key=value` properties parsing |
