@@ -17,8 +17,8 @@ mod java_order;
 pub mod model;
 
 pub use builder::{
-    HeartbeatTopologyOptions, SinkTarget, StoreSpec, TopologyBuildError, TopologyBuilder,
-    TopologyDescription,
+    HeartbeatTopologyOptions, Node, NodeKind, SinkTarget, StoreSpec, TopologyBuildError,
+    TopologyBuilder, TopologyDescription,
 };
 pub use diff::TopologyDifference;
 pub use model::{
