@@ -208,7 +208,7 @@ fn is_generated(prefix: &str) -> bool {
         && bytes[bytes.len() - 10..].iter().all(u8::is_ascii_digit)
 }
 
-/// Java's `KTable<K, V>`: a changelog stream, here as the result of an aggregation.
+/// Java's `KTable<K, V>`: a changelog stream (a table source or an aggregation's result).
 pub struct KTable<K, V> {
     inner: Shared,
     node: String,
@@ -216,7 +216,7 @@ pub struct KTable<K, V> {
 }
 
 impl<K, V> KTable<K, V> {
-    fn new(inner: Shared, node: String) -> Self {
+    pub(super) fn new(inner: Shared, node: String) -> Self {
         Self {
             inner,
             node,

@@ -13,7 +13,7 @@
 //! (`buildPriority`), so for the operations here the DSL can lower each call at once. The
 //! parts of Java's build that rewrite the graph afterwards are not here yet:
 //! `topology.optimization=all` (repartition merging, source-topic reuse for tables), merging
-//! two `stream()` calls on one topic, and `KTable` sources. See `tests/topology_parity.rs` for
+//! two `stream()` calls on one topic, and tables materialized because of a later operation. See `tests/topology_parity.rs` for
 //! which programs are proven identical to Java's.
 //!
 //! The functions given to operations are kept with their node (see
@@ -51,7 +51,7 @@ pub use options::{Consumed, Grouped, Materialized, Produced};
 pub use stream::KStream;
 
 use crate::topology::{
-    HeartbeatTopologyOptions, StreamsTopology, TopologyBuildError, TopologyBuilder,
+    HeartbeatTopologyOptions, StoreSpec, StreamsTopology, TopologyBuildError, TopologyBuilder,
     TopologyDescription, TopologyError,
 };
 
@@ -147,6 +147,58 @@ impl StreamsBuilder {
         inner.record(result);
         drop(inner);
         KStream::new(self.inner.clone(), name, false)
+    }
+
+    /// `table(topic)`: a table of the latest value per key of `topic`. Without a store name
+    /// the table is not materialized (no store, no changelog), as in Java.
+    pub fn table<K: 'static, V: 'static>(&self, topic: &str) -> KTable<K, V> {
+        self.table_with(topic, Consumed::default(), Materialized::default())
+    }
+
+    /// `table(topic, consumed, materialized)`: a source (`<name>-source` if `consumed` is
+    /// named) and a `KTABLE-SOURCE-…` processor, which keeps the store if `materialized`
+    /// names one (with `topology.optimization=none`: its own changelog topic).
+    pub fn table_with<K: 'static, V: 'static>(
+        &self,
+        topic: &str,
+        consumed: Consumed,
+        materialized: Materialized,
+    ) -> KTable<K, V> {
+        let mut inner = self.inner.borrow_mut();
+        // MaterializedInternal names the store first, with the topic as prefix.
+        let store = match &materialized.store_name {
+            Some(s) => Some(s.clone()),
+            None => {
+                inner.next_store_name(&format!("{topic}-"));
+                None
+            }
+        };
+        let generated = inner.next_name("KSTREAM-SOURCE-");
+        let source = consumed
+            .name
+            .as_ref()
+            .map_or(generated, |n| format!("{n}-source"));
+        let name = inner.name_or_next(consumed.name.as_deref(), "KTABLE-SOURCE-");
+        let result = inner.topology.add_source_with_serdes(
+            &source,
+            [topic],
+            consumed.key_serde.as_deref(),
+            consumed.value_serde.as_deref(),
+        );
+        inner.record(result);
+        let result = inner.topology.add_processor(&name, &[&source]);
+        inner.record(result);
+        if let Some(store) = store {
+            let spec = StoreSpec {
+                name: store,
+                logging_enabled: materialized.logging_enabled,
+                changelog_configs: materialized.changelog_configs.clone(),
+            };
+            let result = inner.topology.add_state_store(spec, &[&name]);
+            inner.record(result);
+        }
+        drop(inner);
+        KTable::new(self.inner.clone(), name)
     }
 
     /// Ends the program: its topology, or the first error an operation met.

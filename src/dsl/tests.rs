@@ -102,3 +102,27 @@ fn operations_are_kept_with_their_node() {
     assert!(f(&"k".to_string(), &"v".to_string()));
     assert!(!f(&"k".to_string(), &String::new()));
 }
+
+#[test]
+fn a_table_names_its_store_first_and_keeps_it_only_when_materialized() {
+    let b = StreamsBuilder::new();
+    b.table::<String, String>("t").to_stream().to("out");
+    b.table_with::<String, String>("u", Consumed::named("tbl"), Materialized::named("s"));
+    let program = b.build().unwrap();
+    assert_eq!(
+        names(&program)[..4],
+        [
+            "KSTREAM-SOURCE-0000000001",
+            "KTABLE-SOURCE-0000000002",
+            "KTABLE-TOSTREAM-0000000003",
+            "KSTREAM-SINK-0000000004"
+        ]
+    );
+    let stores = |name: &str| match &program.topology().node(name).unwrap().kind {
+        NodeKind::Processor { stores } => stores.clone(),
+        other => panic!("{name} is {other:?}"),
+    };
+    assert!(stores("KTABLE-SOURCE-0000000002").is_empty());
+    assert_eq!(stores("tbl"), ["s"]);
+    assert!(program.topology().node("tbl-source").is_some());
+}

@@ -213,6 +213,34 @@ fn named_processors() -> TopologyBuilder {
     })
 }
 
+fn table_to_stream() -> TopologyBuilder {
+    build(|b| b.table::<S, S>("t").to_stream().to("out"))
+}
+
+fn table_materialized() -> TopologyBuilder {
+    build(|b| {
+        b.table_with::<S, S>("t", Consumed::default(), Materialized::named("t-store"))
+            .to_stream()
+            .filter(|_, v| !v.is_empty())
+            .to("out")
+    })
+}
+
+fn table_named_unlogged() -> TopologyBuilder {
+    build(|b| {
+        b.stream::<S, S>("events")
+            .map_values(|v| v.clone())
+            .to("out");
+        b.table_with::<S, S>(
+            "t",
+            Consumed::named("tbl"),
+            Materialized::named("s2").with_logging_disabled(),
+        )
+        .to_stream_named(Some("tbl-out"))
+        .to("out2")
+    })
+}
+
 /// The DSL programs.
 pub fn programs() -> Vec<Program> {
     vec![
@@ -240,5 +268,8 @@ pub fn programs() -> Vec<Program> {
             group_by_key_named_no_repartition,
         ),
         ("dsl-named-processors", named_processors),
+        ("dsl-table-to-stream", table_to_stream),
+        ("dsl-table-materialized", table_materialized),
+        ("dsl-table-named-unlogged", table_named_unlogged),
     ]
 }

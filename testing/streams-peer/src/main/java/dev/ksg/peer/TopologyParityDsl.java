@@ -144,5 +144,18 @@ final class TopologyParityDsl {
             .reduce((a, v) -> v, Named.as("red"), Materialized.as("red-store"))
             .toStream()
             .to("out"));
+        put(c, "dsl-table-to-stream", b -> b.<String, String>table("t").toStream().to("out"));
+        put(c, "dsl-table-materialized", b -> b.<String, String>table("t", Materialized.as("t-store"))
+            .toStream()
+            .filter((k, v) -> v != null)
+            .to("out"));
+        put(c, "dsl-table-named-unlogged", b -> {
+            b.<String, String>stream("events").mapValues(v -> v).to("out");
+            b.table("t", Consumed.<String, String>as("tbl"),
+                Materialized.<String, String, org.apache.kafka.streams.state.KeyValueStore<
+                    org.apache.kafka.common.utils.Bytes, byte[]>>as("s2").withLoggingDisabled())
+                .toStream(Named.as("tbl-out"))
+                .to("out2");
+        });
     }
 }
