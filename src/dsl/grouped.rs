@@ -22,11 +22,11 @@ pub struct KGroupedStream<K, V> {
 }
 
 /// A reducer: combines the aggregate so far with a new value.
-pub type Reducer<V> = Box<dyn Fn(&V, &V) -> V>;
+pub type Reducer<V> = Box<dyn Fn(&V, &V) -> V + Send + Sync>;
 /// An initializer: the first aggregate of a key.
-pub type Initializer<A> = Box<dyn Fn() -> A>;
+pub type Initializer<A> = Box<dyn Fn() -> A + Send + Sync>;
 /// An aggregator: the new aggregate from key, value and the aggregate so far.
-pub type Aggregator<K, V, A> = Box<dyn Fn(&K, &V, &A) -> A>;
+pub type Aggregator<K, V, A> = Box<dyn Fn(&K, &V, &A) -> A + Send + Sync>;
 
 impl<K: 'static, V: 'static> KGroupedStream<K, V> {
     pub(super) fn new(
@@ -62,7 +62,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
     }
 
     /// `reduce(reducer)`.
-    pub fn reduce(&self, reducer: impl Fn(&V, &V) -> V + 'static) -> KTable<K, V> {
+    pub fn reduce(&self, reducer: impl Fn(&V, &V) -> V + Send + Sync + 'static) -> KTable<K, V> {
         self.reduce_with(None, Materialized::default(), reducer)
     }
 
@@ -71,7 +71,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         &self,
         name: Option<&str>,
         materialized: Materialized,
-        reducer: impl Fn(&V, &V) -> V + 'static,
+        reducer: impl Fn(&V, &V) -> V + Send + Sync + 'static,
     ) -> KTable<K, V> {
         let f: Reducer<V> = Box::new(reducer);
         self.aggregation("KSTREAM-REDUCE-", name, materialized, f)
@@ -80,8 +80,8 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
     /// `aggregate(initializer, aggregator)`.
     pub fn aggregate<A: 'static>(
         &self,
-        initializer: impl Fn() -> A + 'static,
-        aggregator: impl Fn(&K, &V, &A) -> A + 'static,
+        initializer: impl Fn() -> A + Send + Sync + 'static,
+        aggregator: impl Fn(&K, &V, &A) -> A + Send + Sync + 'static,
     ) -> KTable<K, A> {
         self.aggregate_with(None, Materialized::default(), initializer, aggregator)
     }
@@ -91,8 +91,8 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         &self,
         name: Option<&str>,
         materialized: Materialized,
-        initializer: impl Fn() -> A + 'static,
-        aggregator: impl Fn(&K, &V, &A) -> A + 'static,
+        initializer: impl Fn() -> A + Send + Sync + 'static,
+        aggregator: impl Fn(&K, &V, &A) -> A + Send + Sync + 'static,
     ) -> KTable<K, A> {
         let init: Initializer<A> = Box::new(initializer);
         let agg: Aggregator<K, V, A> = Box::new(aggregator);
@@ -106,7 +106,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         prefix: &str,
         name: Option<&str>,
         materialized: Materialized,
-        operation: impl std::any::Any,
+        operation: impl std::any::Any + Send + Sync,
     ) -> KTable<K, A> {
         let mut inner = self.inner.borrow_mut();
         let store = match &materialized.store_name {

@@ -62,7 +62,7 @@ struct Inner {
     index: u32,
     /// The first error; the DSL keeps going (as a chain must) and `build` returns it.
     error: Option<TopologyBuildError>,
-    operations: BTreeMap<String, Box<dyn Any>>,
+    operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -95,7 +95,7 @@ impl Inner {
         }
     }
 
-    fn keep<T: Any>(&mut self, node: &str, operation: T) {
+    fn keep<T: Any + Send + Sync>(&mut self, node: &str, operation: T) {
         self.operations
             .insert(node.to_string(), Box::new(operation));
     }
@@ -227,7 +227,7 @@ impl StreamsBuilder {
 /// A built DSL program: its topology and the functions of its operations.
 pub struct DslTopology {
     topology: TopologyBuilder,
-    operations: BTreeMap<String, Box<dyn Any>>,
+    operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
 }
 
 impl DslTopology {
@@ -251,7 +251,7 @@ impl DslTopology {
 
     /// The function given to the operation that made node `node` (a boxed closure whose
     /// type depends on the operation), for the runtime that will execute the program.
-    pub fn operation(&self, node: &str) -> Option<&dyn Any> {
+    pub fn operation(&self, node: &str) -> Option<&(dyn Any + Send + Sync)> {
         self.operations.get(node).map(|b| b.as_ref())
     }
 }

@@ -28,21 +28,21 @@ impl<K, V> Clone for KStream<K, V> {
 }
 
 /// A record filter: `true` keeps the record.
-pub type Predicate<K, V> = Box<dyn Fn(&K, &V) -> bool>;
+pub type Predicate<K, V> = Box<dyn Fn(&K, &V) -> bool + Send + Sync>;
 /// A key-value mapper.
-pub type KeyValueMapper<K, V, K2, V2> = Box<dyn Fn(&K, &V) -> (K2, V2)>;
+pub type KeyValueMapper<K, V, K2, V2> = Box<dyn Fn(&K, &V) -> (K2, V2) + Send + Sync>;
 /// A value mapper.
-pub type ValueMapper<V, V2> = Box<dyn Fn(&V) -> V2>;
+pub type ValueMapper<V, V2> = Box<dyn Fn(&V) -> V2 + Send + Sync>;
 /// A key-value to many key-values mapper.
-pub type FlatKeyValueMapper<K, V, K2, V2> = Box<dyn Fn(&K, &V) -> Vec<(K2, V2)>>;
+pub type FlatKeyValueMapper<K, V, K2, V2> = Box<dyn Fn(&K, &V) -> Vec<(K2, V2)> + Send + Sync>;
 /// A value to many values mapper.
-pub type FlatValueMapper<V, V2> = Box<dyn Fn(&V) -> Vec<V2>>;
+pub type FlatValueMapper<V, V2> = Box<dyn Fn(&V) -> Vec<V2> + Send + Sync>;
 /// A key selector.
-pub type KeySelector<K, V, K2> = Box<dyn Fn(&K, &V) -> K2>;
+pub type KeySelector<K, V, K2> = Box<dyn Fn(&K, &V) -> K2 + Send + Sync>;
 /// An action on each record.
-pub type ForeachAction<K, V> = Box<dyn Fn(&K, &V)>;
+pub type ForeachAction<K, V> = Box<dyn Fn(&K, &V) + Send + Sync>;
 /// A topic chosen per record.
-pub type TopicNameExtractor<K, V> = Box<dyn Fn(&K, &V) -> String>;
+pub type TopicNameExtractor<K, V> = Box<dyn Fn(&K, &V) -> String + Send + Sync>;
 
 impl<K, V> KStream<K, V> {
     pub(super) fn new(inner: Shared, node: String, repartition_required: bool) -> Self {
@@ -68,7 +68,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         prefix: &str,
         name: Option<&str>,
         key_changing: bool,
-        operation: impl std::any::Any,
+        operation: impl std::any::Any + Send + Sync,
     ) -> KStream<K2, V2> {
         let mut inner = self.inner.borrow_mut();
         let name = inner.name_or_next(name, prefix);
@@ -85,7 +85,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     }
 
     /// `filter(predicate)`: keeps the records for which `predicate` is true.
-    pub fn filter(&self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
+    pub fn filter(&self, predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static) -> Self {
         self.filter_named(None, predicate)
     }
 
@@ -93,14 +93,14 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn filter_named(
         &self,
         name: Option<&str>,
-        predicate: impl Fn(&K, &V) -> bool + 'static,
+        predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
         let f: Predicate<K, V> = Box::new(predicate);
         self.processor("KSTREAM-FILTER-", name, false, f)
     }
 
     /// `filterNot(predicate)`: drops the records for which `predicate` is true.
-    pub fn filter_not(&self, predicate: impl Fn(&K, &V) -> bool + 'static) -> Self {
+    pub fn filter_not(&self, predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static) -> Self {
         self.filter_not_named(None, predicate)
     }
 
@@ -108,7 +108,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn filter_not_named(
         &self,
         name: Option<&str>,
-        predicate: impl Fn(&K, &V) -> bool + 'static,
+        predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
         let f: Predicate<K, V> = Box::new(move |k, v| !predicate(k, v));
         self.processor("KSTREAM-FILTER-", name, false, f)
@@ -118,7 +118,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     /// aggregation).
     pub fn map<K2: 'static, V2: 'static>(
         &self,
-        mapper: impl Fn(&K, &V) -> (K2, V2) + 'static,
+        mapper: impl Fn(&K, &V) -> (K2, V2) + Send + Sync + 'static,
     ) -> KStream<K2, V2> {
         self.map_named(None, mapper)
     }
@@ -127,14 +127,17 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn map_named<K2: 'static, V2: 'static>(
         &self,
         name: Option<&str>,
-        mapper: impl Fn(&K, &V) -> (K2, V2) + 'static,
+        mapper: impl Fn(&K, &V) -> (K2, V2) + Send + Sync + 'static,
     ) -> KStream<K2, V2> {
         let f: KeyValueMapper<K, V, K2, V2> = Box::new(mapper);
         self.processor("KSTREAM-MAP-", name, true, f)
     }
 
     /// `mapValues(mapper)`: a new value per record, same key.
-    pub fn map_values<V2: 'static>(&self, mapper: impl Fn(&V) -> V2 + 'static) -> KStream<K, V2> {
+    pub fn map_values<V2: 'static>(
+        &self,
+        mapper: impl Fn(&V) -> V2 + Send + Sync + 'static,
+    ) -> KStream<K, V2> {
         self.map_values_named(None, mapper)
     }
 
@@ -142,7 +145,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn map_values_named<V2: 'static>(
         &self,
         name: Option<&str>,
-        mapper: impl Fn(&V) -> V2 + 'static,
+        mapper: impl Fn(&V) -> V2 + Send + Sync + 'static,
     ) -> KStream<K, V2> {
         let f: ValueMapper<V, V2> = Box::new(mapper);
         self.processor("KSTREAM-MAPVALUES-", name, false, f)
@@ -151,7 +154,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     /// `flatMap(mapper)`: zero or more records per record (the key changes).
     pub fn flat_map<K2: 'static, V2: 'static>(
         &self,
-        mapper: impl Fn(&K, &V) -> Vec<(K2, V2)> + 'static,
+        mapper: impl Fn(&K, &V) -> Vec<(K2, V2)> + Send + Sync + 'static,
     ) -> KStream<K2, V2> {
         self.flat_map_named(None, mapper)
     }
@@ -160,7 +163,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn flat_map_named<K2: 'static, V2: 'static>(
         &self,
         name: Option<&str>,
-        mapper: impl Fn(&K, &V) -> Vec<(K2, V2)> + 'static,
+        mapper: impl Fn(&K, &V) -> Vec<(K2, V2)> + Send + Sync + 'static,
     ) -> KStream<K2, V2> {
         let f: FlatKeyValueMapper<K, V, K2, V2> = Box::new(mapper);
         self.processor("KSTREAM-FLATMAP-", name, true, f)
@@ -169,7 +172,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     /// `flatMapValues(mapper)`: zero or more values per record, same key.
     pub fn flat_map_values<V2: 'static>(
         &self,
-        mapper: impl Fn(&V) -> Vec<V2> + 'static,
+        mapper: impl Fn(&V) -> Vec<V2> + Send + Sync + 'static,
     ) -> KStream<K, V2> {
         self.flat_map_values_named(None, mapper)
     }
@@ -178,7 +181,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn flat_map_values_named<V2: 'static>(
         &self,
         name: Option<&str>,
-        mapper: impl Fn(&V) -> Vec<V2> + 'static,
+        mapper: impl Fn(&V) -> Vec<V2> + Send + Sync + 'static,
     ) -> KStream<K, V2> {
         let f: FlatValueMapper<V, V2> = Box::new(mapper);
         self.processor("KSTREAM-FLATMAPVALUES-", name, false, f)
@@ -187,7 +190,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     /// `selectKey(mapper)`: a new key per record (repartitions before an aggregation).
     pub fn select_key<K2: 'static>(
         &self,
-        mapper: impl Fn(&K, &V) -> K2 + 'static,
+        mapper: impl Fn(&K, &V) -> K2 + Send + Sync + 'static,
     ) -> KStream<K2, V> {
         self.select_key_named(None, mapper)
     }
@@ -196,30 +199,38 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn select_key_named<K2: 'static>(
         &self,
         name: Option<&str>,
-        mapper: impl Fn(&K, &V) -> K2 + 'static,
+        mapper: impl Fn(&K, &V) -> K2 + Send + Sync + 'static,
     ) -> KStream<K2, V> {
         let f: KeySelector<K, V, K2> = Box::new(mapper);
         self.processor("KSTREAM-KEY-SELECT-", name, true, f)
     }
 
     /// `peek(action)`: sees every record, passes it on.
-    pub fn peek(&self, action: impl Fn(&K, &V) + 'static) -> Self {
+    pub fn peek(&self, action: impl Fn(&K, &V) + Send + Sync + 'static) -> Self {
         self.peek_named(None, action)
     }
 
     /// `peek(action, Named.as(name))`.
-    pub fn peek_named(&self, name: Option<&str>, action: impl Fn(&K, &V) + 'static) -> Self {
+    pub fn peek_named(
+        &self,
+        name: Option<&str>,
+        action: impl Fn(&K, &V) + Send + Sync + 'static,
+    ) -> Self {
         let f: ForeachAction<K, V> = Box::new(action);
         self.processor("KSTREAM-PEEK-", name, false, f)
     }
 
     /// `foreach(action)`: sees every record; the end of this branch.
-    pub fn foreach(&self, action: impl Fn(&K, &V) + 'static) {
+    pub fn foreach(&self, action: impl Fn(&K, &V) + Send + Sync + 'static) {
         self.foreach_named(None, action);
     }
 
     /// `foreach(action, Named.as(name))`.
-    pub fn foreach_named(&self, name: Option<&str>, action: impl Fn(&K, &V) + 'static) {
+    pub fn foreach_named(
+        &self,
+        name: Option<&str>,
+        action: impl Fn(&K, &V) + Send + Sync + 'static,
+    ) {
         let f: ForeachAction<K, V> = Box::new(action);
         let _end: KStream<K, V> = self.processor("KSTREAM-FOREACH-", name, false, f);
     }
@@ -239,7 +250,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn to_extractor(
         &self,
         label: &str,
-        extractor: impl Fn(&K, &V) -> String + 'static,
+        extractor: impl Fn(&K, &V) -> String + Send + Sync + 'static,
         produced: Produced,
     ) {
         let f: TopicNameExtractor<K, V> = Box::new(extractor);
@@ -273,7 +284,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     /// `groupBy(selector)`: groups by a new key (always repartitions).
     pub fn group_by<K2: 'static>(
         &self,
-        selector: impl Fn(&K, &V) -> K2 + 'static,
+        selector: impl Fn(&K, &V) -> K2 + Send + Sync + 'static,
     ) -> KGroupedStream<K2, V> {
         self.group_by_with(Grouped::default(), selector)
     }
@@ -282,7 +293,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn group_by_with<K2: 'static>(
         &self,
         grouped: Grouped,
-        selector: impl Fn(&K, &V) -> K2 + 'static,
+        selector: impl Fn(&K, &V) -> K2 + Send + Sync + 'static,
     ) -> KGroupedStream<K2, V> {
         let f: KeySelector<K, V, K2> = Box::new(selector);
         let selected: KStream<K2, V> =

@@ -126,3 +126,9 @@ fn a_table_names_its_store_first_and_keeps_it_only_when_materialized() {
     assert_eq!(stores("tbl"), ["s"]);
     assert!(program.topology().node("tbl-source").is_some());
 }
+
+#[test]
+fn a_built_program_can_move_to_the_threads_that_will_run_it() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<DslTopology>();
+}
