@@ -98,16 +98,20 @@ if [ $unit_only -eq 0 ]; then
   KSG_JAVA_ALT=$alt_javas cargo_test --test java_topology_order -- --ignored --nocapture || failed=1
   phase_end "copartition order"
 
+  phase "topology builder and DSL against Kafka Streams' describe() and heartbeat topology (issues 22, 23; no broker)"
+  cargo_test --test topology_parity -- --ignored --nocapture || failed=1
+  phase_end "topology parity"
+
   for version in "${versions[@]}"; do
     phase "live tests against Kafka $version"
     run_dir=$repo/.kafka/test-$version
     KSG_RUN_DIR=$run_dir KSG_PORT_BASE=$port_base bash "$repo/scripts/kafka.sh" start --kafka "$version"
     started_run_dir=$run_dir
     # Every #[ignore]d test is a live test, except the broker-independent conformance suite
-    # and copartition-order check (run once above). live_transactions (issue 24) is among
-    # them: it downgrades this broker's transaction.version to 1 for one test and restores 2.
+    # copartition-order and topology-parity checks (run once above). live_transactions (issue 24)
+    # is among them: it downgrades this broker's transaction.version to 1 for one test and restores 2.
     KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --no-fail-fast --tests -- --ignored --skip conformance_against_kafka \
-      --skip copartition_order_matches_kafka_streams || failed=1
+      --skip copartition_order_matches_kafka_streams --skip topologies_match_kafka_streams || failed=1
     if [ "$version" = 4.4.0 ]; then
       bash "$repo/scripts/run-examples.sh" "$run_dir/cluster.env" || failed=1
     fi

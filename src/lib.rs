@@ -17,17 +17,19 @@
 //! | --- | --- | --- | --- |
 //! | 1 | vocabulary | `common` | one `TopicPartition`, base64, `SerdeError`, the SASL names (`ScramAlgorithm`, `OAuthToken`, `SaslError`) |
 //! | 2 | wire | `protocol` | pure primitives, headers, frames, one module per API message, error codes |
-//! | 3 | membership core | `streams` | pure Streams membership state machine, task ids, topology, assignment, commit requests |
-//! | 4 | errors | `error` | the crate's [`Error`], wrapping the errors of the layers below |
-//! | 5 | configuration | `config`, `properties` | [`ClientConfig`] and its parts; `key=value` properties parsing |
-//! | 6 | transport | `transport` | mio TCP, rustls streams, SASL step machines (frames, not messages) |
-//! | 7 | client | `client`, `tls`, `connect` | connections, ApiVersions, bootstrap, coordinator lookup; a client from a [`ClientConfig`] |
-//! | 8 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
-//! | 9 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
-//! | 10 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
-//! | 11 | processing | `processing` | the Streams application runtime: tasks, stores, changelogs |
+//! | 3 | topology | `topology` | the topology model, Java's ordering rules, the Processor-API builder and `describe()` |
+//! | 4 | DSL | `dsl` | `StreamsBuilder`, `KStream`, `KGroupedStream`, `KTable`, lowered into the topology builder with Java's naming |
+//! | 5 | membership core | `streams` | pure Streams membership state machine, task ids, assignment, commit requests |
+//! | 6 | errors | `error` | the crate's [`Error`], wrapping the errors of the layers below |
+//! | 7 | configuration | `config`, `properties` | [`ClientConfig`] and its parts; `key=value` properties parsing |
+//! | 8 | transport | `transport` | mio TCP, rustls streams, SASL step machines (frames, not messages) |
+//! | 9 | client | `client`, `tls`, `connect` | connections, ApiVersions, bootstrap, coordinator lookup; a client from a [`ClientConfig`] |
+//! | 10 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
+//! | 11 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
+//! | 12 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
+//! | 13 | processing | `processing` | the Streams application runtime: tasks, stores, changelogs |
 //!
-//! The pure cores (`protocol`, `streams`) sit low because they need no I/O: the I/O layers
+//! The pure cores (`protocol`, `topology`, `streams`) sit low because they need no I/O: the I/O layers
 //! above drive them. The heartbeat thread in `session` meets the core and the client:
 //!
 //! ```text
@@ -51,6 +53,7 @@ pub mod config;
 mod connect;
 pub mod consumer;
 pub mod describe;
+pub mod dsl;
 pub mod error;
 pub mod processing;
 pub mod producer;
@@ -64,6 +67,7 @@ pub mod runtime {
 pub mod session;
 pub mod streams;
 pub mod tls;
+pub mod topology;
 pub mod transport;
 
 pub use common::TopicPartition;

@@ -1,11 +1,11 @@
-//! Streams group membership (pure): task ids, task runtime, topology, membership state machine.
+//! Streams group membership (pure): task ids, task runtime, membership state machine; the
+//! topology model is [`crate::topology`]'s (re-exported here under its old paths).
 //!
 //! Nothing in here does I/O, reads the clock or spawns threads; time and randomness are passed
 //! in by the caller, which keeps every rule testable on a manual clock.
 
 pub mod assignment;
 pub mod commit;
-mod java_order;
 pub mod membership;
 pub mod offsets;
 pub mod reconcile;
@@ -16,8 +16,8 @@ pub mod runtime {
 }
 pub mod task;
 pub mod topology;
-mod topology_diff;
 
+pub use crate::topology::TopologyDifference;
 pub use assignment::{
     AssignmentDelta, AssignmentError, EndpointPartitions, EndpointPartitionsDelta, MergeOutcome,
     StreamsGroupSessionAssignment, StreamsGroupStatus, StreamsStatusCode, UserEndpoint,
@@ -35,4 +35,3 @@ pub use task::{
 pub use topology::{
     CopartitionGroup, JavaHashSetSizing, StreamsTopology, Subtopology, TopicInfo, TopologyError,
 };
-pub use topology_diff::TopologyDifference;

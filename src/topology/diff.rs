@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use super::topology::{StreamsTopology, Subtopology, TopicInfo};
+use super::model::{StreamsTopology, Subtopology, TopicInfo};
 
 /// The first field in which two topologies differ (see [`StreamsTopology::first_difference`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,7 +134,7 @@ impl StreamsTopology {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::streams::CopartitionGroup;
+    use crate::topology::CopartitionGroup;
 
     fn topo(changelog_cfg: &str, group: Vec<i16>) -> StreamsTopology {
         StreamsTopology::new().subtopology(

@@ -281,24 +281,3 @@ fn validation_errors() {
     ));
     assert!(sample().validate().is_ok());
 }
-
-#[test]
-fn partitions_of_task_covers_source_and_repartition_source_topics() {
-    let t = StreamsTopology::new().subtopology(
-        Subtopology::new("0")
-            .source_topic("b")
-            .repartition_source_topic(TopicInfo::new("a-rep"))
-            .repartition_sink_topic("not-input")
-            .state_changelog_topic(TopicInfo::new("not-input-either")),
-    );
-    assert_eq!(
-        t.partitions_of_task(&StreamsTaskId::new("0", 3)),
-        vec![("a-rep".to_string(), 3), ("b".to_string(), 3)]
-    );
-    assert!(t.partitions_of_task(&StreamsTaskId::new("9", 3)).is_empty());
-    assert!(t
-        .partitions_of_task(&StreamsTaskId::new("0", -1))
-        .is_empty());
-    assert!(t.contains_subtopology("0"));
-    assert!(!t.contains_subtopology("1"));
-}

@@ -51,7 +51,7 @@ fn table_size_for(cap: usize) -> usize {
 
 /// A model of `java.util.HashSet` that keeps exactly Java's iteration order.
 #[derive(Clone, Debug)]
-struct JavaHashSet<T> {
+pub(crate) struct JavaHashSet<T> {
     /// Empty until the first insert (Java allocates the table lazily).
     table: Vec<Vec<(u32, T)>>,
     /// The capacity the first allocation uses.
@@ -61,7 +61,7 @@ struct JavaHashSet<T> {
 
 impl<T: PartialEq> JavaHashSet<T> {
     /// `new HashSet<>()`: 16 buckets on first insert.
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_table(16)
     }
 
@@ -100,7 +100,7 @@ impl<T: PartialEq> JavaHashSet<T> {
     }
 
     /// `HashSet.add`: no change if an equal element is present.
-    fn insert(&mut self, hash: i32, item: T) {
+    pub(crate) fn insert(&mut self, hash: i32, item: T) {
         if self.table.is_empty() {
             self.resize();
         }
@@ -121,13 +121,14 @@ impl<T: PartialEq> JavaHashSet<T> {
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = &T> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.table.iter().flatten().map(|(_, x)| x)
     }
 }
 
-/// A set of topic names in Java's `HashSet<String>` order.
-fn string_set<'a>(names: impl IntoIterator<Item = &'a str>) -> JavaHashSet<&'a str> {
+/// A set of names in Java's `HashSet<String>` order (a `new HashSet<>()` the names were
+/// added to one by one, in the order given).
+pub(crate) fn string_set<'a>(names: impl IntoIterator<Item = &'a str>) -> JavaHashSet<&'a str> {
     let mut set = JavaHashSet::new();
     for name in names {
         set.insert(java_string_hash(name), name);

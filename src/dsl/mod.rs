@@ -1,0 +1,260 @@
+//! A Kafka Streams DSL (`StreamsBuilder`, `KStream`, `KGroupedStream`, `KTable`) that lowers
+//! into the [`TopologyBuilder`] exactly as Java's DSL lowers into `InternalTopologyBuilder`.
+//!
+//! Every operation takes its name from one counter shared by the whole program, as Java's
+//! `InternalStreamsBuilder` does: `KSTREAM-SOURCE-0000000000`, `KSTREAM-FILTER-0000000001`,
+//! `KSTREAM-AGGREGATE-STATE-STORE-0000000002`, … A name given with `Named`, `Consumed`,
+//! `Produced` or `Grouped` replaces the generated one but still uses up its number (Java burns
+//! it "for compatibility"). Key-changing operations (`map`, `flat_map`, `select_key`,
+//! `group_by`) mark the stream for repartitioning; an aggregation of such a stream writes
+//! Java's repartition step (filter, sink, `<name>-repartition` topic, source) first.
+//!
+//! Java writes the graph into its topology builder in the order the operations were called
+//! (`buildPriority`), so for the operations here the DSL can lower each call at once. The
+//! parts of Java's build that rewrite the graph afterwards are not here yet:
+//! `topology.optimization=all` (repartition merging, source-topic reuse for tables), merging
+//! two `stream()` calls on one topic, and tables materialized because of a later operation. See `tests/topology_parity.rs` for
+//! which programs are proven identical to Java's.
+//!
+//! The functions given to operations are kept with their node (see
+//! [`DslTopology::operation`]); executing them is the processing runtime's job, later.
+//!
+//! ```
+//! use kafka_streams_group::dsl::StreamsBuilder;
+//! use kafka_streams_group::topology::HeartbeatTopologyOptions;
+//!
+//! let builder = StreamsBuilder::new();
+//! builder
+//!     .stream::<String, String>("lines")
+//!     .flat_map_values(|line: &String| line.split(' ').map(str::to_string).collect::<Vec<_>>())
+//!     .group_by(|_key: &String, word: &String| word.clone())
+//!     .count()
+//!     .to_stream()
+//!     .to("counts");
+//! let program = builder.build().unwrap();
+//! assert!(program.describe().to_string().contains("KSTREAM-AGGREGATE-0000000004"));
+//! let heartbeat = program.streams_topology(&HeartbeatTopologyOptions::new("wc")).unwrap();
+//! assert_eq!(heartbeat.subtopologies.len(), 2);
+//! ```
+
+mod grouped;
+mod options;
+mod stream;
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+pub use grouped::{KGroupedStream, KTable};
+pub use options::{Consumed, Grouped, Materialized, Produced};
+pub use stream::KStream;
+
+use crate::topology::{
+    HeartbeatTopologyOptions, StoreSpec, StreamsTopology, TopologyBuildError, TopologyBuilder,
+    TopologyDescription, TopologyError,
+};
+
+/// The state every handle of one program shares.
+struct Inner {
+    topology: TopologyBuilder,
+    /// Java's `InternalStreamsBuilder.index`.
+    index: u32,
+    /// The first error; the DSL keeps going (as a chain must) and `build` returns it.
+    error: Option<TopologyBuildError>,
+    operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
+}
+
+type Shared = Rc<RefCell<Inner>>;
+
+impl Inner {
+    /// `newProcessorName(prefix)`: `prefix` + the next number, ten digits.
+    fn next_name(&mut self, prefix: &str) -> String {
+        let name = format!("{prefix}{:010}", self.index);
+        self.index += 1;
+        name
+    }
+
+    /// `newStoreName(prefix)`: `prefix` + `STATE-STORE-` + the next number.
+    fn next_store_name(&mut self, prefix: &str) -> String {
+        self.next_name(&format!("{prefix}STATE-STORE-"))
+    }
+
+    /// `NamedInternal.orElseGenerateWithPrefix`: the given name, or a generated one; the
+    /// number is used up either way.
+    fn name_or_next(&mut self, given: Option<&str>, prefix: &str) -> String {
+        let generated = self.next_name(prefix);
+        given.map_or(generated, str::to_string)
+    }
+
+    /// Keeps the first error.
+    fn record(&mut self, result: Result<(), TopologyBuildError>) {
+        if let Err(e) = result {
+            log::debug!("DSL topology error: {e}");
+            self.error.get_or_insert(e);
+        }
+    }
+
+    fn keep<T: Any + Send + Sync>(&mut self, node: &str, operation: T) {
+        self.operations
+            .insert(node.to_string(), Box::new(operation));
+    }
+}
+
+/// Java's `StreamsBuilder`: the entry point of a DSL program.
+pub struct StreamsBuilder {
+    inner: Shared,
+}
+
+impl Default for StreamsBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamsBuilder {
+    /// An empty program.
+    pub fn new() -> Self {
+        Self {
+            inner: Rc::new(RefCell::new(Inner {
+                topology: TopologyBuilder::new(),
+                index: 0,
+                error: None,
+                operations: BTreeMap::new(),
+            })),
+        }
+    }
+
+    /// `stream(topic)`: a stream of the records of `topic`.
+    pub fn stream<K: 'static, V: 'static>(&self, topic: &str) -> KStream<K, V> {
+        self.stream_with(&[topic], Consumed::default())
+    }
+
+    /// `stream(topics, consumed)`: one source reading all `topics`.
+    pub fn stream_with<K: 'static, V: 'static>(
+        &self,
+        topics: &[&str],
+        consumed: Consumed,
+    ) -> KStream<K, V> {
+        let mut inner = self.inner.borrow_mut();
+        let name = inner.name_or_next(consumed.name.as_deref(), "KSTREAM-SOURCE-");
+        let result = inner.topology.add_source_with_serdes(
+            &name,
+            topics.iter().copied(),
+            consumed.key_serde.as_deref(),
+            consumed.value_serde.as_deref(),
+        );
+        inner.record(result);
+        drop(inner);
+        KStream::new(self.inner.clone(), name, false)
+    }
+
+    /// `table(topic)`: a table of the latest value per key of `topic`. Without a store name
+    /// the table is not materialized (no store, no changelog), as in Java.
+    pub fn table<K: 'static, V: 'static>(&self, topic: &str) -> KTable<K, V> {
+        self.table_with(topic, Consumed::default(), Materialized::default())
+    }
+
+    /// `table(topic, consumed, materialized)`: a source (`<name>-source` if `consumed` is
+    /// named) and a `KTABLE-SOURCE-…` processor, which keeps the store if `materialized`
+    /// names one (with `topology.optimization=none`: its own changelog topic).
+    pub fn table_with<K: 'static, V: 'static>(
+        &self,
+        topic: &str,
+        consumed: Consumed,
+        materialized: Materialized,
+    ) -> KTable<K, V> {
+        let mut inner = self.inner.borrow_mut();
+        // MaterializedInternal names the store first, with the topic as prefix.
+        let store = match &materialized.store_name {
+            Some(s) => Some(s.clone()),
+            None => {
+                inner.next_store_name(&format!("{topic}-"));
+                None
+            }
+        };
+        let generated = inner.next_name("KSTREAM-SOURCE-");
+        let source = consumed
+            .name
+            .as_ref()
+            .map_or(generated, |n| format!("{n}-source"));
+        let name = inner.name_or_next(consumed.name.as_deref(), "KTABLE-SOURCE-");
+        let result = inner.topology.add_source_with_serdes(
+            &source,
+            [topic],
+            consumed.key_serde.as_deref(),
+            consumed.value_serde.as_deref(),
+        );
+        inner.record(result);
+        let result = inner.topology.add_processor(&name, &[&source]);
+        inner.record(result);
+        if let Some(store) = store {
+            let spec = StoreSpec {
+                name: store,
+                logging_enabled: materialized.logging_enabled,
+                changelog_configs: materialized.changelog_configs.clone(),
+            };
+            let result = inner.topology.add_state_store(spec, &[&name]);
+            inner.record(result);
+        }
+        drop(inner);
+        KTable::new(self.inner.clone(), name)
+    }
+
+    /// Ends the program: its topology, or the first error an operation met.
+    pub fn build(self) -> Result<DslTopology, TopologyBuildError> {
+        let inner = Rc::try_unwrap(self.inner)
+            .map(RefCell::into_inner)
+            .unwrap_or_else(|shared| {
+                let mut inner = shared.borrow_mut();
+                Inner {
+                    topology: inner.topology.clone(),
+                    index: inner.index,
+                    error: inner.error.clone(),
+                    operations: std::mem::take(&mut inner.operations),
+                }
+            });
+        match inner.error {
+            Some(e) => Err(e),
+            None => Ok(DslTopology {
+                topology: inner.topology,
+                operations: inner.operations,
+            }),
+        }
+    }
+}
+
+/// A built DSL program: its topology and the functions of its operations.
+pub struct DslTopology {
+    topology: TopologyBuilder,
+    operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
+}
+
+impl DslTopology {
+    /// The Processor-API topology the program lowered into.
+    pub fn topology(&self) -> &TopologyBuilder {
+        &self.topology
+    }
+
+    /// `Topology#describe()`.
+    pub fn describe(&self) -> TopologyDescription {
+        self.topology.describe()
+    }
+
+    /// The topology a member of this application sends in its heartbeat.
+    pub fn streams_topology(
+        &self,
+        options: &HeartbeatTopologyOptions,
+    ) -> Result<StreamsTopology, TopologyError> {
+        self.topology.streams_topology(options)
+    }
+
+    /// The function given to the operation that made node `node` (a boxed closure whose
+    /// type depends on the operation), for the runtime that will execute the program.
+    pub fn operation(&self, node: &str) -> Option<&(dyn Any + Send + Sync)> {
+        self.operations.get(node).map(|b| b.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests;
