@@ -12,7 +12,6 @@
 //! --ignored` (the Java test needs `scripts/streams-peer.sh build` first).
 
 mod common;
-#[allow(dead_code)]
 mod word_count_support;
 
 use std::collections::{BTreeMap, BTreeSet};
