@@ -85,6 +85,8 @@ pub struct ProcessingStats {
 pub struct ProcessingRuntime {
     config: ProcessingConfig,
     thread: StreamThread<HandleGroup>,
+    /// Interactive-query metadata over the session's snapshots ([`super::query`]).
+    pub(super) metadata: super::query::StreamsMetadataHandle,
 }
 
 impl std::fmt::Debug for ProcessingRuntime {
@@ -133,6 +135,11 @@ impl ProcessingRuntime {
             handle.member_id(),
             handle.member_epoch()
         );
+        let metadata = super::query::StreamsMetadataHandle::new(
+            handle.shared_state().clone(),
+            &app.topology,
+            &app.stores,
+        );
         let app_id = config.application_id();
         let repartition_topics: BTreeSet<String> = app
             .topology
@@ -165,7 +172,11 @@ impl ProcessingRuntime {
             thread.lifecycle.set_listener(l);
         }
         thread.lifecycle.to(RuntimeState::Rebalancing);
-        Ok(ProcessingRuntime { config, thread })
+        Ok(ProcessingRuntime {
+            config,
+            thread,
+            metadata,
+        })
     }
 
     /// The membership handle (member id, epoch, assignment, describe).

@@ -10,6 +10,7 @@
 //! * [`store`]: in-memory key-value stores in Kafka Streams' changelog format.
 //! * [`changelog`]: restore and standby reading of changelog partitions.
 //! * [`purge`]: DeleteRecords of consumed repartition records.
+//! * [`query`]: which instance hosts a key (interactive-query metadata).
 //!
 //! A complete application, Kafka's WordCountDemo record for record, is in the repository's
 //! `examples/word_count/` (`app.rs` the topology and processors, `main.rs` the command line).
@@ -25,6 +26,7 @@ mod instance;
 mod lifecycle;
 mod ports;
 pub mod purge;
+pub mod query;
 pub mod serde;
 mod state_manager;
 pub mod store;
@@ -50,6 +52,9 @@ pub use self::deserialization::{
 pub use self::instance::{ProcessingRuntime, ProcessingStats};
 pub use self::lifecycle::{LocalTask, RuntimeState, StateListener};
 pub use self::purge::RecordPurger;
+pub use self::query::{
+    KeyQueryMetadata, QueryError, StreamPartitioner, StreamsClientMetadata, StreamsMetadataHandle,
+};
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
 pub use self::store::{
     changelog_topic, ChangelogRecord, KeyValueStore, StateStore, StoreFormat, NO_TIMESTAMP,

@@ -39,6 +39,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.StreamsMetadata;
 import org.apache.kafka.streams.TaskMetadata;
@@ -167,6 +168,9 @@ public final class StreamsPeer {
                     case "metadata":
                         emit("metadata " + metadataJson());
                         break;
+                    case "key-metadata":
+                        emit(keyMetadata(rest));
+                        break;
                     case "describe":
                         emit("describe " + JSON.writeValueAsString(topology.describe().toString()));
                         break;
@@ -262,6 +266,29 @@ public final class StreamsPeer {
             m.standbyStateStoreNames().stream().sorted().forEach(c.putArray("standbyStores")::add);
         }
         return JSON.writeValueAsString(clients);
+    }
+
+    /**
+     * {@code key-metadata STORE KEY}: {@code queryMetadataForKey(STORE, KEY, StringSerializer)} as
+     * {@code key-metadata {"active":"h:p","standby":["h:p",…],"partition":p}} (an unknown active
+     * host is {@code "unavailable:-1"}; an unknown store, for which Java returns null, is
+     * {@code key-metadata null}).
+     */
+    private String keyMetadata(final String rest) throws IOException {
+        final String[] parts = rest.split("\\s+", 2);
+        if (parts.length < 2) {
+            return "err key-metadata usage: key-metadata STORE KEY";
+        }
+        final KeyQueryMetadata m = streams.queryMetadataForKey(parts[0], parts[1], new StringSerializer());
+        if (m == null) {
+            return "key-metadata null";
+        }
+        final ObjectNode o = JSON.createObjectNode();
+        o.put("active", m.activeHost().host() + ":" + m.activeHost().port());
+        m.standbyHosts().stream().map(h -> h.host() + ":" + h.port()).sorted()
+            .forEach(o.putArray("standby")::add);
+        o.put("partition", m.partition());
+        return "key-metadata " + JSON.writeValueAsString(o);
     }
 
     private static void partitions(final ArrayNode into, final Collection<TopicPartition> tps) {
