@@ -178,6 +178,7 @@ struct Reader {
     poll: Option<Duration>,
     handler: Option<DeserializationHandler>,
     replication_factor: Option<Option<i16>>,
+    buffered: Option<usize>,
 }
 
 impl Reader {
@@ -198,11 +199,8 @@ impl Reader {
             "replication.factor" => self.replication_factor = Some(replication_factor(v)?),
             "max.task.idle.ms" => check_task_idle(v)?,
             "buffered.records.per.partition" => {
-                number(k, v, 1)?;
-                log::info!(
-                    "{k}={v} ignored: every fetched record is processed in the same iteration, \
-                     so at most one fetch response is buffered"
-                );
+                let n = number(k, v, 1)?;
+                self.buffered = Some(usize::try_from(n).unwrap_or(usize::MAX));
             }
             "statestore.cache.max.bytes" | "cache.max.bytes.buffering" => {
                 if number(k, v, 0)? > 0 {
@@ -243,6 +241,9 @@ impl Reader {
         }
         if let Some(d) = self.poll {
             c = c.poll_wait(d);
+        }
+        if let Some(n) = self.buffered {
+            c = c.buffered_records_per_partition(n);
         }
         if let Some(h) = self.handler {
             c = c.deserialization_handler(h);

@@ -19,6 +19,7 @@ use super::app::StreamsApp;
 use super::changelog::ChangelogReader;
 use super::collector::RecordCollector;
 use super::config::ProcessingConfig;
+use super::input::FetchInput;
 use super::lifecycle::{LocalTask, RuntimeState, StateListener};
 use super::ports::{GroupPort, HandleGroup, SystemClock};
 use super::purge::RecordPurger;
@@ -150,10 +151,11 @@ impl ProcessingRuntime {
             poll_wait: config.get_poll_wait(),
             commit_interval: config.get_commit_interval(),
             purge_interval: config.get_purge_interval(),
+            max_buffered: config.get_buffered_records_per_partition(),
         };
         let mut thread = StreamThread::new(
             group,
-            Box::new(fetcher),
+            Box::new(FetchInput::new(fetcher)),
             tasks,
             state,
             collector,

@@ -21,6 +21,7 @@ mod config;
 mod config_keys;
 mod context;
 mod deserialization;
+mod input;
 mod instance;
 mod lifecycle;
 mod ports;
@@ -40,8 +41,8 @@ mod thread;
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};
 pub use self::config::{
-    GroupConfigHook, ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL,
-    INTERVAL_RANGE, POLL_WAIT_RANGE,
+    GroupConfigHook, ProcessingConfig, DEFAULT_BUFFERED_RECORDS, DEFAULT_COMMIT_INTERVAL,
+    DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE, POLL_WAIT_RANGE,
 };
 pub use self::context::{Headers, Processor, TaskContext};
 pub use self::deserialization::{
