@@ -3,8 +3,10 @@
 # vs the Java WordCount (testing/streams-peer --topology wordcount, Kafka Streams 4.4.0), each
 # alone in its own application, on the same pre-loaded input and the same broker.
 #
-#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--baseline-first] [--no-java]
+#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--baseline-first] [--no-java] [--threads2]
 #
+# --threads2 also runs this checkout's instance with num.stream.threads=2 (impl "rust2") in each
+# rep, right after the 1-thread run.
 # --baseline REV also runs the word_count example as built from commit REV (in a temporary git
 # worktree, its own target dir), in the same run, so a change's before/after is one comparison;
 # --baseline-first runs it before this checkout's in each rep (the second run meets a warmer
@@ -26,6 +28,7 @@ reps=1
 baseline=""
 java=1
 baseline_first=0
+threads2=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -34,7 +37,8 @@ while [ $# -gt 0 ]; do
     --baseline) baseline=$2; shift 2 ;;
     --no-java) java=0; shift ;;
     --baseline-first) baseline_first=1; shift ;;
-    *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --threads2) threads2=1; shift ;;
+    *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 log() { printf '[bench-wordcount] %s\n' "$*" >&2; }
@@ -110,11 +114,12 @@ run_one() { # impl rep  (impl: rust, baseline or java)
     --partitions "$partitions" --records "$words" --timeout 900 > "$work/watch" &
   local watch=$!
   if [ "$impl" != java ]; then
-    local bin=./target/release/examples/word_count
+    local bin=./target/release/examples/word_count extra=()
     [ "$impl" = baseline ] && bin=$baseline_bin
+    [ "$impl" = rust2 ] && extra=(--threads 2)
     "$bin" --bootstrap-server "$bootstrap" --application-id "$app" \
       --input "$input" --output "$out" --partitions "$partitions" --commit-ms 1000 --quiet \
-      --no-stdin-input < "$work/ctl" > "$work/$impl.log" 2>&1 &
+      --no-stdin-input "${extra[@]}" < "$work/ctl" > "$work/$impl.log" 2>&1 &
   else
     bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" --input "$input" \
       --output "$out" --topology wordcount --commit-ms 1000 --log-file "$work/$impl-peer.log" \
@@ -138,6 +143,7 @@ echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partiti
 for rep in $(seq 1 "$reps"); do
   if [ -n "$baseline" ] && [ "$baseline_first" = 1 ]; then run_one baseline "$rep"; fi
   run_one rust "$rep"
+  if [ "$threads2" = 1 ]; then run_one rust2 "$rep"; fi
   if [ -n "$baseline" ] && [ "$baseline_first" = 0 ]; then run_one baseline "$rep"; fi
   if [ "$java" = 1 ]; then run_one java "$rep"; fi
 done

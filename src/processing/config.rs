@@ -48,6 +48,7 @@ pub struct ProcessingConfig {
     purge_interval: Duration,
     poll_wait: Duration,
     buffered_records: usize,
+    threads: usize,
     deserialization_handler: DeserializationHandler,
     replication_factor: Option<i16>,
     user_endpoint: Option<UserEndpoint>,
@@ -67,6 +68,7 @@ impl fmt::Debug for ProcessingConfig {
             .field("purge_interval", &self.purge_interval)
             .field("poll_wait", &self.poll_wait)
             .field("buffered_records", &self.buffered_records)
+            .field("threads", &self.threads)
             .field("deserialization_handler", &self.deserialization_handler)
             .field("replication_factor", &self.replication_factor)
             .field("user_endpoint", &self.user_endpoint)
@@ -105,6 +107,7 @@ impl ProcessingConfig {
             purge_interval: DEFAULT_PURGE_INTERVAL,
             poll_wait: Duration::from_millis(100),
             buffered_records: DEFAULT_BUFFERED_RECORDS,
+            threads: 1,
             deserialization_handler: DeserializationHandler::LogAndFail,
             replication_factor: None,
             user_endpoint: None,
@@ -128,12 +131,14 @@ impl ProcessingConfig {
     ///   `commit.interval.ms` and `repartition.purge.interval.ms` (1 ms..=24 h,
     ///   [`INTERVAL_RANGE`]); `poll.ms` (1 ms..=5 min, [`POLL_WAIT_RANGE`]);
     ///   `replication.factor` (the internal topics the member declares);
+    ///   `num.stream.threads` (at least 1,
+    ///   [`num_stream_threads`](Self::num_stream_threads));
     ///   `buffered.records.per.partition` (at least 1,
     ///   [`buffered_records_per_partition`](Self::buffered_records_per_partition));
     ///   `default.deserialization.exception.handler` ([`DeserializationHandler`]);
     /// * refused unless its value is what this crate does, with the reason:
     ///   `processing.guarantee` (`at_least_once`; `exactly_once_v2` is not supported yet),
-    ///   `num.stream.threads` (1), `group.protocol` (`streams`), `max.task.idle.ms` (0 or
+    ///   `group.protocol` (`streams`), `max.task.idle.ms` (0 or
     ///   -1), `topology.optimization` (any of Java's values: the app's topology is sent as
     ///   given), Java's default classes for the timestamp extractor and the processing and
     ///   production exception handlers;
@@ -167,6 +172,12 @@ impl ProcessingConfig {
             self.purge_interval,
             INTERVAL_RANGE,
         )?;
+        if self.threads == 0 {
+            return Err(Error::InvalidConfiguration {
+                field: "num.stream.threads",
+                reason: "0: at least 1 (the caller runs stream thread 1)".into(),
+            });
+        }
         if self.buffered_records == 0 {
             return Err(Error::InvalidConfiguration {
                 field: "buffered.records.per.partition",
@@ -218,6 +229,15 @@ impl ProcessingConfig {
     /// [`validate`](Self::validate)).
     pub fn buffered_records_per_partition(mut self, records: usize) -> Self {
         self.buffered_records = records;
+        self
+    }
+
+    /// `num.stream.threads` (default 1): the stream threads of this instance, each a member
+    /// of the group with its own loop, all with one process id (see
+    /// [`ProcessingRuntime::start`](super::ProcessingRuntime::start)). At least 1 (checked
+    /// by [`validate`](Self::validate)).
+    pub fn num_stream_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
         self
     }
 
@@ -370,6 +390,11 @@ impl ProcessingConfig {
     /// `buffered.records.per.partition`.
     pub fn get_buffered_records_per_partition(&self) -> usize {
         self.buffered_records
+    }
+
+    /// `num.stream.threads`.
+    pub fn get_num_stream_threads(&self) -> usize {
+        self.threads
     }
 }
 
@@ -642,7 +667,7 @@ mod tests {
                 "exactly_once_v2",
                 "not supported yet",
             ),
-            ("num.stream.threads", "2", "only 1 is supported yet"),
+            ("num.stream.threads", "0", "at least 1"),
             ("max.task.idle.ms", "500", "not supported yet"),
             (
                 "replication.factor",

@@ -37,6 +37,7 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 mod thread;
+mod workers;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};

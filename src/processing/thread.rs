@@ -12,6 +12,7 @@ use crate::streams::commit::TopicPartition;
 use crate::streams::StreamsTaskRole;
 
 use super::collector::RecordCollector;
+use super::instance::ProcessingStats;
 use super::lifecycle::{Lifecycle, LocalTask, RuntimeState};
 use super::ports::{Clock, GroupPort, InputPort, PurgePort};
 use super::state_manager::StateManager;
@@ -161,6 +162,21 @@ impl<G: GroupPort> StreamThread<G> {
             changelogs: self.state.changelogs_of(task),
         });
         active.chain(standby).collect()
+    }
+
+    /// Progress so far.
+    pub(crate) fn stats(&self) -> ProcessingStats {
+        ProcessingStats {
+            processed: self.tasks.processed,
+            dropped_records: self.tasks.dropped_records,
+            sent: self.collector.sent,
+            changelog_records: self.collector.changelog_records,
+            commits: self.tasks.commits,
+            restored: self.state.restored,
+            standby_applied: self.state.standby_applied,
+            active_tasks: self.tasks.active.len(),
+            standby_tasks: self.state.standby_count(),
+        }
     }
 
     /// Whether the member runs: the group is ready and it owns active tasks.
