@@ -76,8 +76,9 @@ pub(crate) fn build_member(
     group: StreamsGroupConfig,
 ) -> Result<StreamThread<HandleGroup>, Error> {
     let client = config.client().clone();
-    // One set of broker connections for everything the processing thread drives, one
-    // request at a time; the heartbeat thread keeps its own (BENCHMARKS.md, issue 22).
+    // One set of broker connections for everything the processing thread drives (fetches,
+    // restores, produces, purges, offset commits and fetches), one request at a time; the
+    // heartbeat thread keeps its own (BENCHMARKS.md, issue 22).
     let shared = SharedClient::connect(&client, client.get_request_timeout())?;
     let fetcher = Fetcher::with_client(
         shared.clone(),
@@ -90,8 +91,10 @@ pub(crate) fn build_member(
         shared.clone(),
         ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)),
     )?;
-    let purger = RecordPurger::with_client(shared, client);
+    let purger = RecordPurger::with_client(shared.clone(), client);
     let handle = StreamsGroupSession::join(group)?.spawn_heartbeat_thread()?;
+    // Commits and offset fetches are made by this member's loop: on its shared client too.
+    handle.share_offsets_client(shared);
     log::info!(
         "joined {} as member {} (epoch {})",
         config.application_id(),
