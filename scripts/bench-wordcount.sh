@@ -3,8 +3,10 @@
 # vs the Java WordCount (testing/streams-peer --topology wordcount, Kafka Streams 4.4.0), each
 # alone in its own application, on the same pre-loaded input and the same broker.
 #
-#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--baseline-first] [--no-java] [--threads2]
+#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV | --baseline-bin PATH]
+#                               [--baseline-first] [--no-java] [--threads2]
 #
+# --baseline-bin PATH runs an already built word_count binary as the baseline instead.
 # --threads2 also runs this checkout's instance with num.stream.threads=2 (impl "rust2") in each
 # rep, right after the 1-thread run.
 # --baseline REV also runs the word_count example as built from commit REV (in a temporary git
@@ -29,6 +31,7 @@ baseline=""
 java=1
 baseline_first=0
 threads2=0
+baseline_bin_given=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -38,7 +41,8 @@ while [ $# -gt 0 ]; do
     --no-java) java=0; shift ;;
     --baseline-first) baseline_first=1; shift ;;
     --threads2) threads2=1; shift ;;
-    *) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --baseline-bin) baseline_bin_given=$2; shift 2 ;;
+    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 log() { printf '[bench-wordcount] %s\n' "$*" >&2; }
@@ -61,6 +65,9 @@ if [ -n "$baseline" ]; then
   git worktree add --detach -q "$work/baseline" "$baseline"
   (cd "$work/baseline" && CARGO_TARGET_DIR=$repo/target/bench-baseline cargo build --quiet --release --example word_count)
   baseline_bin=$repo/target/bench-baseline/release/examples/word_count
+fi
+if [ -n "$baseline_bin_given" ]; then
+  baseline=given baseline_bin=$baseline_bin_given
 fi
 if [ -z "${KSG_CLUSTER_ENV:-}" ]; then
   run_dir=$repo/.kafka/bench-wordcount
