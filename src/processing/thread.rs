@@ -85,7 +85,7 @@ impl<G: GroupPort> StreamThread<G> {
             last_purge: now,
             paused: BTreeSet::new(),
             failed: None,
-            lifecycle: Lifecycle::new(None),
+            lifecycle: Lifecycle::new(None).of_thread(),
         }
     }
 
