@@ -3,9 +3,12 @@
 # vs the Java WordCount (testing/streams-peer --topology wordcount, Kafka Streams 4.4.0), each
 # alone in its own application, on the same pre-loaded input and the same broker.
 #
-#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV] [--baseline-first] [--no-java]
-#                              [--java-stores LIST]
+#   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV | --baseline-bin PATH]
+#                              [--baseline-first] [--no-java] [--java-stores LIST] [--threads2]
 #
+# --baseline-bin PATH runs an already built word_count binary as the baseline instead.
+# --threads2 also runs this checkout's instance with num.stream.threads=2 (impl "rust2") in each
+# rep, right after the 1-thread run.
 # --baseline REV also runs the word_count example as built from commit REV (in a temporary git
 # worktree, its own target dir), in the same run, so a change's before/after is one comparison;
 # --baseline-first runs it before this checkout's in each rep (the second run meets a warmer
@@ -32,6 +35,8 @@ baseline=""
 java=1
 baseline_first=0
 java_stores=""
+threads2=0
+baseline_bin_given=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -41,6 +46,8 @@ while [ $# -gt 0 ]; do
     --no-java) java=0; shift ;;
     --baseline-first) baseline_first=1; shift ;;
     --java-stores) java_stores=$2; shift 2 ;;
+    --threads2) threads2=1; shift ;;
+    --baseline-bin) baseline_bin_given=$2; shift 2 ;;
     *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
@@ -64,6 +71,9 @@ if [ -n "$baseline" ]; then
   git worktree add --detach -q "$work/baseline" "$baseline"
   (cd "$work/baseline" && CARGO_TARGET_DIR=$repo/target/bench-baseline cargo build --quiet --release --example word_count)
   baseline_bin=$repo/target/bench-baseline/release/examples/word_count
+fi
+if [ -n "$baseline_bin_given" ]; then
+  baseline=given baseline_bin=$baseline_bin_given
 fi
 if [ -z "${KSG_CLUSTER_ENV:-}" ]; then
   run_dir=$repo/.kafka/bench-wordcount
@@ -117,11 +127,12 @@ run_one() { # impl rep  (impl: rust, baseline, java or java-STORE[@HEAP])
     --partitions "$partitions" --records "$words" --timeout 900 > "$work/watch" &
   local watch=$!
   if [ "${impl%%-*}" != java ]; then
-    local bin=./target/release/examples/word_count
+    local bin=./target/release/examples/word_count extra=()
     [ "$impl" = baseline ] && bin=$baseline_bin
+    [ "$impl" = rust2 ] && extra=(--threads 2)
     "$bin" --bootstrap-server "$bootstrap" --application-id "$app" \
       --input "$input" --output "$out" --partitions "$partitions" --commit-ms 1000 --quiet \
-      --no-stdin-input < "$work/ctl" > "$work/$impl.log" 2>&1 &
+      --no-stdin-input "${extra[@]}" < "$work/ctl" > "$work/$impl.log" 2>&1 &
   elif [ "$impl" = java ]; then
     bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" --input "$input" \
       --output "$out" --topology wordcount --commit-ms 1000 --log-file "$work/$impl-peer.log" \
@@ -151,6 +162,7 @@ echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partiti
 for rep in $(seq 1 "$reps"); do
   if [ -n "$baseline" ] && [ "$baseline_first" = 1 ]; then run_one baseline "$rep"; fi
   run_one rust "$rep"
+  if [ "$threads2" = 1 ]; then run_one rust2 "$rep"; fi
   if [ -n "$baseline" ] && [ "$baseline_first" = 0 ]; then run_one baseline "$rep"; fi
   if [ "$java" = 1 ] && [ -z "$java_stores" ]; then run_one java "$rep"; fi
   if [ "$java" = 1 ]; then for v in $java_stores; do run_one "java-$v" "$rep"; done; fi

@@ -101,7 +101,9 @@ impl ClientConfig {
         self
     }
 
-    /// Limit for TCP connect + TLS handshake + SASL. Default [`DEFAULT_CONNECT_TIMEOUT`] (10 s).
+    /// Limit for a connection's setup, Java's `socket.connection.setup.timeout.ms`: TCP
+    /// connect + TLS handshake + ApiVersions + SASL (a bootstrap attempt never longer than the
+    /// request timeout). Default [`DEFAULT_CONNECT_TIMEOUT`] (10 s).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self

@@ -55,9 +55,10 @@ impl Client {
     /// server that gives a working connection (TCP, TLS, ApiVersions, SASL), all within
     /// `timeout`.
     ///
-    /// Each attempt obeys the config's limits as well: the TCP connect and TLS handshake
-    /// [`ClientConfig::connect_timeout`], and the whole attempt (ApiVersions and SASL
-    /// included) [`ClientConfig::request_timeout`] from its start; none outlives `timeout`.
+    /// Each attempt obeys the config's limits as well: the whole attempt (TCP connect, TLS
+    /// handshake, ApiVersions and SASL) [`ClientConfig::connect_timeout`]
+    /// (`socket.connection.setup.timeout.ms`) from its start, and never more than
+    /// [`ClientConfig::request_timeout`]; none outlives `timeout`.
     /// Every resolved address is tried at most once, and there is no retry loop: a rejected
     /// password or certificate ends the bootstrap at once (it is the same at every broker),
     /// so it costs one connection.
@@ -175,7 +176,14 @@ pub(crate) fn client_options(config: &ClientConfig) -> Result<ClientOptions, Err
     let mut options = ClientOptions::new(servers);
     options.client_id = Some(config.get_client_id().to_owned());
     options.connect_timeout = config.get_connect_timeout();
-    options.attempt_timeout = Some(config.get_request_timeout());
+    // Java's `socket.connection.setup.timeout.ms`: a connection is set up (TCP, TLS,
+    // ApiVersions, SASL) within it, so a bootstrap server that accepts TCP but never answers
+    // (a stopped broker) is left for the next address after it, not after the request
+    // timeout; never longer than the request timeout, as before.
+    let setup = config
+        .get_connect_timeout()
+        .min(config.get_request_timeout());
+    options.attempt_timeout = Some(setup);
     let (base, max) = config.get_reconnect_backoff();
     options.reconnect_backoff = ReconnectBackoff::new(base, max);
     options.max_frame_size = config.get_max_frame_size();

@@ -705,6 +705,6 @@ fn a_java_streams_properties_file_configures_a_processing_member() {
     };
     let e = refused("processing.guarantee", "exactly_once_v2");
     assert!(e.contains("not supported yet"), "{e}");
-    let e = refused("num.stream.threads", "4");
-    assert!(e.contains("only 1 is supported yet"), "{e}");
+    let e = refused("num.stream.threads", "0");
+    assert!(e.contains("at least 1"), "{e}");
 }

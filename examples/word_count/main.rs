@@ -39,12 +39,14 @@ struct Args {
     output: String,
     partitions: i32,
     commit_ms: u64,
+    threads: usize,
     quiet: bool,
     stdin_lines: bool,
 }
 
 const USAGE: &str = "usage: word_count [--bootstrap-server HOST:PORT] [--application-id ID] \
-[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--quiet] [--no-stdin-input]";
+[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--threads N] [--quiet] \
+[--no-stdin-input]";
 
 fn env_or(key: &str, default: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| default.to_string())
@@ -58,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
         output: env_or("KSG_OUTPUT", "streams-wordcount-output"),
         partitions: 2,
         commit_ms: 1000,
+        threads: 1,
         quiet: false,
         stdin_lines: true,
     };
@@ -77,6 +80,9 @@ fn parse_args() -> Result<Args, String> {
             }
             "--commit-ms" => {
                 args.commit_ms = value()?.parse().map_err(|e| format!("--commit-ms: {e}"))?
+            }
+            "--threads" => {
+                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?
             }
             "--quiet" => args.quiet = true,
             "--no-stdin-input" => args.stdin_lines = false,
@@ -115,7 +121,8 @@ fn run(args: Args) -> Result<(), Error> {
         Duration::from_secs(30),
     )?;
     let config = ProcessingConfig::new(args.bootstrap.clone(), args.application_id.clone())
-        .commit_interval(Duration::from_millis(args.commit_ms));
+        .commit_interval(Duration::from_millis(args.commit_ms))
+        .num_stream_threads(args.threads);
     let observer: Option<app::CountObserver> = if args.quiet {
         None
     } else {

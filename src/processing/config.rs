@@ -17,6 +17,9 @@ pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(30_000);
 /// Kafka Streams' default `repartition.purge.interval.ms`.
 pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_millis(30_000);
 
+/// Kafka Streams' default `buffered.records.per.partition`.
+pub const DEFAULT_BUFFERED_RECORDS: usize = 1000;
+
 /// A change applied last to the membership configuration a
 /// [`ProcessingRuntime`](super::ProcessingRuntime) joins with
 /// ([`ProcessingConfig::with_group_config`]).
@@ -44,6 +47,8 @@ pub struct ProcessingConfig {
     commit_interval: Duration,
     purge_interval: Duration,
     poll_wait: Duration,
+    buffered_records: usize,
+    threads: usize,
     deserialization_handler: DeserializationHandler,
     replication_factor: Option<i16>,
     user_endpoint: Option<UserEndpoint>,
@@ -62,6 +67,8 @@ impl fmt::Debug for ProcessingConfig {
             .field("commit_interval", &self.commit_interval)
             .field("purge_interval", &self.purge_interval)
             .field("poll_wait", &self.poll_wait)
+            .field("buffered_records", &self.buffered_records)
+            .field("threads", &self.threads)
             .field("deserialization_handler", &self.deserialization_handler)
             .field("replication_factor", &self.replication_factor)
             .field("user_endpoint", &self.user_endpoint)
@@ -99,6 +106,8 @@ impl ProcessingConfig {
             commit_interval: DEFAULT_COMMIT_INTERVAL,
             purge_interval: DEFAULT_PURGE_INTERVAL,
             poll_wait: Duration::from_millis(100),
+            buffered_records: DEFAULT_BUFFERED_RECORDS,
+            threads: 1,
             deserialization_handler: DeserializationHandler::LogAndFail,
             replication_factor: None,
             user_endpoint: None,
@@ -122,10 +131,14 @@ impl ProcessingConfig {
     ///   `commit.interval.ms` and `repartition.purge.interval.ms` (1 ms..=24 h,
     ///   [`INTERVAL_RANGE`]); `poll.ms` (1 ms..=5 min, [`POLL_WAIT_RANGE`]);
     ///   `replication.factor` (the internal topics the member declares);
+    ///   `num.stream.threads` (at least 1,
+    ///   [`num_stream_threads`](Self::num_stream_threads));
+    ///   `buffered.records.per.partition` (at least 1,
+    ///   [`buffered_records_per_partition`](Self::buffered_records_per_partition));
     ///   `default.deserialization.exception.handler` ([`DeserializationHandler`]);
     /// * refused unless its value is what this crate does, with the reason:
     ///   `processing.guarantee` (`at_least_once`; `exactly_once_v2` is not supported yet),
-    ///   `num.stream.threads` (1), `group.protocol` (`streams`), `max.task.idle.ms` (0 or
+    ///   `group.protocol` (`streams`), `max.task.idle.ms` (0 or
     ///   -1), `topology.optimization` (any of Java's values: the app's topology is sent as
     ///   given), Java's default classes for the timestamp extractor and the processing and
     ///   production exception handlers;
@@ -159,6 +172,18 @@ impl ProcessingConfig {
             self.purge_interval,
             INTERVAL_RANGE,
         )?;
+        if self.threads == 0 {
+            return Err(Error::InvalidConfiguration {
+                field: "num.stream.threads",
+                reason: "0: at least 1 (the caller runs stream thread 1)".into(),
+            });
+        }
+        if self.buffered_records == 0 {
+            return Err(Error::InvalidConfiguration {
+                field: "buffered.records.per.partition",
+                reason: "0: a partition's queue must take at least 1 record".into(),
+            });
+        }
         match self.replication_factor {
             Some(rf) if rf < 1 && rf != -1 => Err(Error::InvalidConfiguration {
                 field: "replication.factor",
@@ -194,6 +219,25 @@ impl ProcessingConfig {
     /// [`validate`](Self::validate)).
     pub fn poll_wait(mut self, wait: Duration) -> Self {
         self.poll_wait = wait;
+        self
+    }
+
+    /// `buffered.records.per.partition` (default 1000): the most fetched records a
+    /// partition's queue holds (copied out of the fetched batch); a partition whose queue
+    /// is full is paused in the fetcher until it drains below, and what a Fetch answer
+    /// holds beyond waits in the fetched buffer. At least 1 (checked by
+    /// [`validate`](Self::validate)).
+    pub fn buffered_records_per_partition(mut self, records: usize) -> Self {
+        self.buffered_records = records;
+        self
+    }
+
+    /// `num.stream.threads` (default 1): the stream threads of this instance, each a member
+    /// of the group with its own loop, all with one process id (see
+    /// [`ProcessingRuntime::start`](super::ProcessingRuntime::start)). At least 1 (checked
+    /// by [`validate`](Self::validate)).
+    pub fn num_stream_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
         self
     }
 
@@ -341,6 +385,16 @@ impl ProcessingConfig {
     /// The longest fetch wait.
     pub fn get_poll_wait(&self) -> Duration {
         self.poll_wait
+    }
+
+    /// `buffered.records.per.partition`.
+    pub fn get_buffered_records_per_partition(&self) -> usize {
+        self.buffered_records
+    }
+
+    /// `num.stream.threads`.
+    pub fn get_num_stream_threads(&self) -> usize {
+        self.threads
     }
 }
 
@@ -613,7 +667,7 @@ mod tests {
                 "exactly_once_v2",
                 "not supported yet",
             ),
-            ("num.stream.threads", "2", "only 1 is supported yet"),
+            ("num.stream.threads", "0", "at least 1"),
             ("max.task.idle.ms", "500", "not supported yet"),
             (
                 "replication.factor",

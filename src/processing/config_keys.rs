@@ -178,6 +178,8 @@ struct Reader {
     poll: Option<Duration>,
     handler: Option<DeserializationHandler>,
     replication_factor: Option<Option<i16>>,
+    buffered: Option<usize>,
+    threads: Option<usize>,
 }
 
 impl Reader {
@@ -194,15 +196,15 @@ impl Reader {
             "default.deserialization.exception.handler" | "deserialization.exception.handler" => {
                 self.handler = Some(DeserializationHandler::from_property(v)?)
             }
-            "num.stream.threads" => check_threads(v)?,
+            "num.stream.threads" => {
+                let n = number(k, v, 1)?;
+                self.threads = Some(usize::try_from(n).unwrap_or(usize::MAX));
+            }
             "replication.factor" => self.replication_factor = Some(replication_factor(v)?),
             "max.task.idle.ms" => check_task_idle(v)?,
             "buffered.records.per.partition" => {
-                number(k, v, 1)?;
-                log::info!(
-                    "{k}={v} ignored: every fetched record is processed in the same iteration, \
-                     so at most one fetch response is buffered"
-                );
+                let n = number(k, v, 1)?;
+                self.buffered = Some(usize::try_from(n).unwrap_or(usize::MAX));
             }
             "statestore.cache.max.bytes" | "cache.max.bytes.buffering" => {
                 if number(k, v, 0)? > 0 {
@@ -243,6 +245,12 @@ impl Reader {
         }
         if let Some(d) = self.poll {
             c = c.poll_wait(d);
+        }
+        if let Some(n) = self.threads {
+            c = c.num_stream_threads(n);
+        }
+        if let Some(n) = self.buffered {
+            c = c.buffered_records_per_partition(n);
         }
         if let Some(h) = self.handler {
             c = c.deserialization_handler(h);
@@ -347,20 +355,6 @@ fn number(key: &str, v: &str, min: i64) -> Result<i64, Error> {
 
 fn refused(field: &'static str, reason: String) -> Error {
     Error::InvalidConfiguration { field, reason }
-}
-
-fn check_threads(v: &str) -> Result<(), Error> {
-    match v.parse::<i64>() {
-        Ok(1) => Ok(()),
-        _ => Err(refused(
-            "num.stream.threads",
-            format!(
-                "{v:?}: only 1 is supported yet (a ProcessingRuntime is one stream thread); \
-                 run one ProcessingRuntime per thread or process instead, each a member of \
-                 the group"
-            ),
-        )),
-    }
 }
 
 /// `-1` (Java's default) = the broker's default; else 1..=32767.

@@ -5,29 +5,23 @@
 //! [`state_manager`](super::state_manager), sends and commits in
 //! [`collector`](super::collector).
 
-use std::collections::BTreeSet;
-use std::time::Duration;
+use std::sync::Arc;
 
-use crate::client::SharedClient;
-use crate::consumer::{Fetcher, FetcherConfig, OffsetReset};
+use parking_lot::Mutex;
+
 use crate::error::Error;
-use crate::producer::{Producer, ProducerConfig};
-use crate::session::{StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessionHandle};
-use crate::streams::{StreamsTaskId, StreamsTaskRole, StreamsTaskRuntime};
+use crate::session::StreamsGroupSessionHandle;
+use crate::streams::{StreamsTaskId, StreamsTaskRole};
 
 use super::app::StreamsApp;
-use super::changelog::ChangelogReader;
-use super::collector::RecordCollector;
 use super::config::ProcessingConfig;
 use super::lifecycle::{LocalTask, RuntimeState, StateListener};
-use super::ports::{GroupPort, HandleGroup, SystemClock};
-use super::purge::RecordPurger;
-use super::state_manager::StateManager;
+use super::ports::{GroupPort, HandleGroup};
 use super::store::KeyValueStore;
-use super::task_manager::TaskManager;
-use super::thread::{Cadence, StreamThread};
+use super::thread::StreamThread;
+use super::workers::{build_member, member_config, AppParts, StateView, Worker};
 
-/// Progress counters of a [`ProcessingRuntime`].
+/// Progress counters of a [`ProcessingRuntime`] (summed over its stream threads).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ProcessingStats {
     /// Input records processed.
@@ -51,6 +45,20 @@ pub struct ProcessingStats {
     pub active_tasks: usize,
     /// Standby and warm-up tasks owned now.
     pub standby_tasks: usize,
+}
+
+impl ProcessingStats {
+    fn add(&mut self, o: &ProcessingStats) {
+        self.processed += o.processed;
+        self.dropped_records += o.dropped_records;
+        self.sent += o.sent;
+        self.changelog_records += o.changelog_records;
+        self.commits += o.commits;
+        self.restored += o.restored;
+        self.standby_applied += o.standby_applied;
+        self.active_tasks += o.active_tasks;
+        self.standby_tasks += o.standby_tasks;
+    }
 }
 
 /// A running instance of a Kafka Streams application: a member of its Streams group that
@@ -84,9 +92,16 @@ pub struct ProcessingStats {
 /// ```
 pub struct ProcessingRuntime {
     config: ProcessingConfig,
+    /// Stream thread 1, run by the caller.
     thread: StreamThread<HandleGroup>,
     /// Interactive-query metadata over the session's snapshots ([`super::query`]).
     pub(super) metadata: super::query::StreamsMetadataHandle,
+    /// Stream threads 2..=N.
+    workers: Vec<Worker>,
+    /// The instance's state over all threads, with the application's listener.
+    view: Arc<Mutex<StateView>>,
+    /// Why a worker thread failed, once seen.
+    worker_failure: Option<String>,
 }
 
 impl std::fmt::Debug for ProcessingRuntime {
@@ -98,135 +113,126 @@ impl std::fmt::Debug for ProcessingRuntime {
     }
 }
 
-/// The Streams group configuration of `app` under `config` (group id = `application.id`).
-fn group_config(config: &ProcessingConfig, app: &StreamsApp) -> StreamsGroupConfig {
-    config.group_config(&app.topology)
-}
-
 impl ProcessingRuntime {
     /// Joins the application's Streams group (group id = `application.id`) with the app's
     /// topology and connects the fetcher, the changelog reader and the producer (acks=all,
     /// idempotent, `linger.ms` 100 as Kafka Streams sets it). A configuration whose durations
     /// are out of range is refused first ([`ProcessingConfig::validate`]).
+    ///
+    /// With `num.stream.threads` N > 1 ([`ProcessingConfig::num_stream_threads`]) it joins
+    /// N members sharing one process id, as Kafka Streams' N stream threads do: the caller
+    /// runs stream thread 1 ([`run_once`](Self::run_once)); threads 2..=N run on their own
+    /// OS threads from now until [`close`](Self::close).
     pub fn start(config: ProcessingConfig, app: StreamsApp) -> Result<ProcessingRuntime, Error> {
         config.validate()?;
         app.validate(config.application_id())?;
-        let client = config.client().clone();
-        // One set of broker connections for everything the processing thread drives, one
-        // request at a time; the heartbeat thread keeps its own (BENCHMARKS.md, issue 22).
-        let shared = SharedClient::connect(&client, client.get_request_timeout())?;
-        let fetcher = Fetcher::with_client(
-            shared.clone(),
-            FetcherConfig::new(client.clone())
-                .auto_offset_reset(OffsetReset::Earliest)
-                .fetch_max_wait(config.get_poll_wait()),
-        );
-        let reader = ChangelogReader::with_client(shared.clone(), client.clone());
-        let producer = Producer::with_client(
-            shared.clone(),
-            ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)),
-        )?;
-        let purger = RecordPurger::with_client(shared, client);
-        let handle =
-            StreamsGroupSession::join(group_config(&config, &app))?.spawn_heartbeat_thread()?;
-        log::info!(
-            "joined {} as member {} (epoch {})",
-            config.application_id(),
-            handle.member_id(),
-            handle.member_epoch()
-        );
-        let metadata = super::query::StreamsMetadataHandle::new(
-            handle.shared_state().clone(),
-            &app.topology,
-            &app.stores,
-        );
-        let app_id = config.application_id();
-        let repartition_topics: BTreeSet<String> = app
-            .topology
-            .subtopologies
-            .iter()
-            .flat_map(|s| s.repartition_source_topics.iter().map(|t| t.name.clone()))
-            .collect();
-        let group = HandleGroup::new(handle, StreamsTaskRuntime::for_topology(&app.topology));
-        let listener = app.listener;
-        let tasks = TaskManager::new(app.factory, repartition_topics)
-            .with_deserialization_handler(config.get_deserialization_handler());
-        let state = StateManager::new(app_id, app.stores, Box::new(reader));
-        let collector = RecordCollector::new(Box::new(producer), app_id);
-        let cadence = Cadence {
-            poll_wait: config.get_poll_wait(),
-            commit_interval: config.get_commit_interval(),
-            purge_interval: config.get_purge_interval(),
+        let n = config.get_num_stream_threads();
+        let view = StateView::new(n, app.listener);
+        let parts = AppParts {
+            topology: app.topology,
+            stores: app.stores,
+            factory: Arc::new(Mutex::new(app.factory)),
         };
-        let mut thread = StreamThread::new(
-            group,
-            Box::new(fetcher),
-            tasks,
-            state,
-            collector,
-            Box::new(purger),
-            Box::new(SystemClock),
-            cadence,
-        );
-        if let Some(l) = listener {
-            thread.lifecycle.set_listener(l);
-        }
+        let first = member_config(&config, &parts.topology, None, 1, n);
+        let process_id = first.get_process_id().to_owned();
+        let startup = first.get_join_timeout() + config.client().get_request_timeout() * 2;
+        let mut thread = build_member(&config, &parts, first)?;
+        thread
+            .lifecycle
+            .set_listener(StateView::thread_listener(&view, 0));
         thread.lifecycle.to(RuntimeState::Rebalancing);
-        Ok(ProcessingRuntime {
+        // Interactive-query metadata comes from thread 1's session: every member of the
+        // group receives the same endpoint-to-partitions information.
+        let metadata = super::query::StreamsMetadataHandle::new(
+            thread
+                .group
+                .handle
+                .as_ref()
+                .expect("open until close")
+                .shared_state()
+                .clone(),
+            &parts.topology,
+            &parts.stores,
+        );
+        let mut runtime = ProcessingRuntime {
             config,
             thread,
             metadata,
-        })
+            workers: Vec::new(),
+            view,
+            worker_failure: None,
+        };
+        for idx in 2..=n {
+            let (c, p, pid) = (runtime.config.clone(), parts.clone(), process_id.clone());
+            let build = move || {
+                let group = member_config(&c, &p.topology, Some(&pid), idx, n);
+                build_member(&c, &p, group)
+            };
+            match Worker::spawn(idx, &runtime.view, startup, build) {
+                Ok(w) => runtime.workers.push(w),
+                Err(e) => {
+                    if let Err(c) = runtime.close() {
+                        log::warn!("closing after stream thread {idx} failed to start: {c}");
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(runtime)
     }
 
-    /// The membership handle (member id, epoch, assignment, describe).
+    /// The membership handle (member id, epoch, assignment, describe) of stream thread 1.
     pub fn handle(&self) -> &StreamsGroupSessionHandle {
         self.thread.group.handle.as_ref().expect("open until close")
     }
 
     /// The runtime's state (Java's `KafkaStreams#state`): `Rebalancing` after
     /// [`start`](Self::start) until the first assignment is taken and the group is ready,
-    /// then `Running`; `PendingError` once processing failed.
+    /// then `Running`; `PendingError` once processing failed. With several stream threads
+    /// it is the instance's state over theirs: `Running` once all run, `Rebalancing` while
+    /// one rebalances, `PendingError` once one failed.
     pub fn state(&self) -> RuntimeState {
-        self.thread.lifecycle.state()
+        self.view.lock().state()
     }
 
     /// Sets (replaces) the listener told of every later state change, with the new state
     /// then the old one. To see the first change too, give it to
-    /// [`StreamsApp::state_listener`](super::StreamsApp::state_listener) instead.
+    /// [`StreamsApp::state_listener`](super::StreamsApp::state_listener) instead. With
+    /// several stream threads it is told of the instance's state (see
+    /// [`state`](Self::state)), on the thread whose change moved it.
     pub fn set_state_listener(
         &mut self,
         listener: impl FnMut(RuntimeState, RuntimeState) + Send + 'static,
     ) {
         let l: StateListener = Box::new(listener);
-        self.thread.lifecycle.set_listener(l);
+        self.view.lock().set_listener(l);
     }
 
     /// The tasks held now, active ones first, each with its role, input partitions and
     /// changelog partitions (Java's `KafkaStreams#metadataForLocalThreads`). A standby kept
-    /// across a fencing counts as a standby.
+    /// across a fencing counts as a standby. With several stream threads: those of thread
+    /// 1, then those the other threads held at the end of their last iteration.
     pub fn local_tasks(&self) -> Vec<LocalTask> {
-        self.thread.local_tasks()
+        let mut tasks = self.thread.local_tasks();
+        for w in &self.workers {
+            tasks.extend(w.seen.lock().tasks.iter().cloned());
+        }
+        tasks
     }
 
-    /// Progress so far.
+    /// Progress so far, summed over the stream threads (the others' as of the end of their
+    /// last iteration).
     pub fn stats(&self) -> ProcessingStats {
-        let t = &self.thread;
-        ProcessingStats {
-            processed: t.tasks.processed,
-            dropped_records: t.tasks.dropped_records,
-            sent: t.collector.sent,
-            changelog_records: t.collector.changelog_records,
-            commits: t.tasks.commits,
-            restored: t.state.restored,
-            standby_applied: t.state.standby_applied,
-            active_tasks: t.tasks.active.len(),
-            standby_tasks: t.state.standby_count(),
+        let mut total = self.thread.stats();
+        for w in &self.workers {
+            total.add(&w.seen.lock().stats);
         }
+        total
     }
 
     /// The stores of the tasks held now, with the role each task is held in (a standby kept
-    /// across a fencing counts as a standby), e.g. to compare a standby with its active.
+    /// across a fencing counts as a standby), e.g. to compare a standby with its active; of
+    /// stream thread 1 only (the others' stores live on their threads).
     pub fn task_stores(
         &self,
     ) -> impl Iterator<Item = (&StreamsTaskId, StreamsTaskRole, &KeyValueStore)> {
@@ -255,9 +261,12 @@ impl ProcessingRuntime {
     }
 
     /// Why processing failed, once a processor (or the send of its store changes) returned
-    /// an error; `None` while the runtime is fine.
+    /// an error (on any stream thread); `None` while the runtime is fine.
     pub fn failure(&self) -> Option<&str> {
-        self.thread.failed.as_deref()
+        self.thread
+            .failed
+            .as_deref()
+            .or(self.worker_failure.as_deref())
     }
 
     /// One iteration: reconcile, fetch (waiting at most `poll.ms`), process, maybe commit.
@@ -267,12 +276,29 @@ impl ProcessingRuntime {
     /// calls return an error at once (nothing is processed) and [`close`](Self::close)
     /// leaves the group without committing, so a restarted instance processes the failed
     /// record again.
+    ///
+    /// With several stream threads this is one iteration of thread 1; once another thread
+    /// failed (it then left the group without a commit, as a dying Java `StreamThread`
+    /// does), it returns that error: close the instance.
     pub fn run_once(&mut self) -> Result<(), Error> {
+        if self.worker_failure.is_none() {
+            self.worker_failure = self.workers.iter().find_map(|w| {
+                let why = w.seen.lock().failure.clone()?;
+                Some(format!("stream thread {} failed: {why}", w.idx))
+            });
+        }
+        if let Some(why) = &self.worker_failure {
+            return Err(Error::InvalidConfiguration {
+                field: "processing",
+                reason: format!("{why}; close this instance and start a new one"),
+            });
+        }
         self.thread.run_once()
     }
 
     /// Flushes the producer, then commits the progress of every task that processed
     /// something since its last commit (offset = next record, metadata = partition time).
+    /// (Of stream thread 1; the others commit every `commit.interval.ms` and on close.)
     pub fn commit_all(&mut self) -> Result<(), Error> {
         self.thread.commit_all()
     }
@@ -287,7 +313,22 @@ impl ProcessingRuntime {
     /// dies, the instance only leaves the group and the next owner of each task resumes at
     /// its last commit (records processed since are processed again: at-least-once); the state
     /// goes `Error`.
+    ///
+    /// With several stream threads all are asked to close at once, thread 1 closes on the
+    /// caller's thread, then each other one is waited for (each of its steps has its own
+    /// deadline); the first error is returned.
     pub fn close(mut self) -> Result<(), Error> {
-        self.thread.close()
+        for w in &mut self.workers {
+            w.stop();
+        }
+        let mut result = self.thread.close();
+        for w in std::mem::take(&mut self.workers) {
+            let closed = w.close();
+            if let Err(e) = &closed {
+                log::warn!("closing a stream thread: {e}");
+            }
+            result = result.and(closed);
+        }
+        result
     }
 }

@@ -69,6 +69,8 @@ pub type StateListener = Box<dyn FnMut(RuntimeState, RuntimeState) + Send>;
 pub(crate) struct Lifecycle {
     state: RuntimeState,
     listener: Option<StateListener>,
+    /// A stream thread's own state (logged at `debug`; the instance's is logged at `info`).
+    thread: bool,
 }
 
 impl Lifecycle {
@@ -76,7 +78,14 @@ impl Lifecycle {
         Lifecycle {
             state: RuntimeState::Created,
             listener,
+            thread: false,
         }
+    }
+
+    /// The same, for one stream thread's own state.
+    pub(crate) fn of_thread(mut self) -> Self {
+        self.thread = true;
+        self
     }
 
     pub(crate) fn state(&self) -> RuntimeState {
@@ -98,7 +107,10 @@ impl Lifecycle {
             log::debug!("state transition {old:?} -> {next:?} ignored");
             return false;
         }
-        log::info!("state transition from {old:?} to {next:?}");
+        match self.thread {
+            true => log::debug!("stream thread state transition from {old:?} to {next:?}"),
+            false => log::info!("state transition from {old:?} to {next:?}"),
+        }
         self.state = next;
         if let Some(l) = self.listener.as_mut() {
             l(next, old);

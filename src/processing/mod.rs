@@ -22,6 +22,7 @@ mod config;
 mod config_keys;
 mod context;
 mod deserialization;
+mod input;
 mod instance;
 mod lifecycle;
 mod ports;
@@ -38,12 +39,13 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 mod thread;
+mod workers;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::changelog::{ChangelogReader, RestoreSummary};
 pub use self::config::{
-    GroupConfigHook, ProcessingConfig, DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL,
-    INTERVAL_RANGE, POLL_WAIT_RANGE,
+    GroupConfigHook, ProcessingConfig, DEFAULT_BUFFERED_RECORDS, DEFAULT_COMMIT_INTERVAL,
+    DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE, POLL_WAIT_RANGE,
 };
 pub use self::context::{Headers, Processor, TaskContext};
 pub use self::deserialization::{

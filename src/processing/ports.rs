@@ -3,12 +3,11 @@
 //! standby reads), the produce side and the purge side. The stream thread, task manager,
 //! state manager and record collector see only these, so they run without a broker on the
 //! in-memory sides of [`testkit`](super::testkit); the real sides wrap the session handle,
-//! the [`Fetcher`], the [`ChangelogReader`], the [`Producer`] and the [`RecordPurger`].
+//! the [`Fetcher`](crate::consumer::Fetcher) (in [`input`](super::input)), the [`ChangelogReader`], the [`Producer`] and the [`RecordPurger`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use crate::consumer::Fetcher;
 use crate::error::Error;
 use crate::producer::{Producer, ProducerRecord};
 use crate::session::{AssignmentSubscriber, StreamsGroupSessionHandle, StreamsReconciliation};
@@ -77,8 +76,18 @@ pub(crate) trait InputPort {
     fn assign(&mut self, partitions: Vec<TopicPartition>);
     /// Positions `tp` at `offset`, or at its beginning for `None`.
     fn seek(&mut self, tp: &TopicPartition, offset: Option<i64>) -> Result<(), Error>;
-    /// The records fetched, waiting at most until `deadline`.
-    fn poll(&mut self, deadline: Instant) -> Result<Vec<InputRecord>, Error>;
+    /// Stops fetching `tp` (its queue is full) until [`resume`](Self::resume).
+    fn pause(&mut self, tp: &TopicPartition);
+    /// Fetches `tp` again.
+    fn resume(&mut self, tp: &TopicPartition);
+    /// The records fetched, at most `room(tp)` of each partition, waiting at most until
+    /// `deadline`. Records fetched beyond the room stay with the input side (not copied)
+    /// for the next polls; their partition is not fetched again before.
+    fn poll(
+        &mut self,
+        deadline: Instant,
+        room: &dyn Fn(&TopicPartition) -> usize,
+    ) -> Result<Vec<InputRecord>, Error>;
 }
 
 /// The changelog side: restore of active tasks' stores, standby catch-up, end offsets.
@@ -236,44 +245,6 @@ impl GroupPort for HandleGroup {
             Some(h) => h.close(),
             None => Ok(()),
         }
-    }
-}
-
-impl InputPort for Fetcher {
-    fn assign(&mut self, partitions: Vec<TopicPartition>) {
-        Fetcher::assign(self, partitions);
-    }
-
-    fn seek(&mut self, tp: &TopicPartition, offset: Option<i64>) -> Result<(), Error> {
-        match offset {
-            Some(o) => Fetcher::seek(self, tp, o),
-            None => self.seek_to_beginning(tp),
-        }
-    }
-
-    fn poll(&mut self, deadline: Instant) -> Result<Vec<InputRecord>, Error> {
-        let mut out = Vec::new();
-        for part in Fetcher::poll(self, deadline)? {
-            let tp = part.topic_partition().clone();
-            part.for_each_record(|r| {
-                out.push(InputRecord {
-                    partition: tp.clone(),
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                    key: r.key.map(<[u8]>::to_vec),
-                    value: r.value.map(<[u8]>::to_vec),
-                    headers: r
-                        .headers()
-                        .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
-                        .collect(),
-                });
-            })
-            .map_err(|e| Error::Protocol {
-                broker: None,
-                message: format!("a fetched batch of {tp} does not decode: {e}"),
-            })?;
-        }
-        Ok(out)
     }
 }
 

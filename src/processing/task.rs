@@ -88,6 +88,11 @@ impl PartitionGroup {
         self.queues.values().map(|q| q.records.len()).sum()
     }
 
+    /// Records buffered for `tp` (0 if it is not one of this group's partitions).
+    pub fn buffered_in(&self, tp: &TopicPartition) -> usize {
+        self.queues.get(tp).map_or(0, |q| q.records.len())
+    }
+
     /// Takes the next record to process (smallest head timestamp). Nothing is committable
     /// for it until [`processed`](Self::processed) says it was processed: a record whose
     /// processing failed is never committed past (Java records the consumed offset only

@@ -300,6 +300,24 @@ impl TaskManager {
         }
     }
 
+    /// Records buffered for input partition `tp` (0 if no active task owns it).
+    pub(crate) fn buffered(&self, tp: &TopicPartition) -> usize {
+        self.owner
+            .get(tp)
+            .and_then(|task| self.active.get(task))
+            .map_or(0, |t| t.group.buffered_in(tp))
+    }
+
+    /// Whether an active task reads `tp`.
+    pub(crate) fn owns_input(&self, tp: &TopicPartition) -> bool {
+        self.owner.contains_key(tp)
+    }
+
+    /// The input partitions of the active tasks.
+    pub(crate) fn input_partitions(&self) -> impl Iterator<Item = &TopicPartition> {
+        self.owner.keys()
+    }
+
     /// Initializes the processors of new tasks, then processes every buffered record, task by task, in timestamp order within a task;
     /// the stores' changes go to their changelogs after each record. A processor error is
     /// returned at once: the failed record is not marked processed, so no commit passes it.

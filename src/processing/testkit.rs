@@ -224,15 +224,19 @@ impl GroupPort for FakeGroup {
     }
 }
 
-/// The input side: reads the shared logs from each assigned partition's position.
+/// The input side: reads the shared logs from each assigned partition's position, at most
+/// the room the thread gives per partition (the rest stays in the log, as a fetched answer's
+/// rest stays in the fetcher); pauses and resumes are events.
 pub(crate) struct FakeInput {
     shared: Shared,
     positions: BTreeMap<TopicPartition, usize>,
+    paused: BTreeSet<TopicPartition>,
 }
 
 impl InputPort for FakeInput {
     fn assign(&mut self, partitions: Vec<TopicPartition>) {
         self.positions.retain(|tp, _| partitions.contains(tp));
+        self.paused.retain(|tp| partitions.contains(tp));
         for tp in partitions {
             self.positions.entry(tp).or_insert(0);
         }
@@ -244,11 +248,29 @@ impl InputPort for FakeInput {
         Ok(())
     }
 
-    fn poll(&mut self, _deadline: Instant) -> Result<Vec<InputRecord>, Error> {
+    fn pause(&mut self, tp: &TopicPartition) {
+        self.paused.insert(tp.clone());
+        self.shared.event(format!("pause {tp}"));
+    }
+
+    fn resume(&mut self, tp: &TopicPartition) {
+        self.paused.remove(tp);
+        self.shared.event(format!("resume {tp}"));
+    }
+
+    fn poll(
+        &mut self,
+        _deadline: Instant,
+        room: &dyn Fn(&TopicPartition) -> usize,
+    ) -> Result<Vec<InputRecord>, Error> {
         let mut out = Vec::new();
         for (tp, pos) in self.positions.iter_mut() {
+            if self.paused.contains(tp) {
+                continue;
+            }
             let log = self.shared.log(tp);
-            for (i, (key, value, ts)) in log.into_iter().enumerate().skip(*pos) {
+            let take = room(tp);
+            for (i, (key, value, ts)) in log.into_iter().enumerate().skip(*pos).take(take) {
                 out.push(InputRecord {
                     partition: tp.clone(),
                     offset: i as i64,
@@ -472,6 +494,7 @@ impl Harness {
             Box::new(FakeInput {
                 shared: shared.clone(),
                 positions: BTreeMap::new(),
+                paused: BTreeSet::new(),
             }),
             TaskManager::new(factory, BTreeSet::new()),
             StateManager::new(
@@ -494,6 +517,7 @@ impl Harness {
                 poll_wait: Duration::from_millis(100),
                 commit_interval,
                 purge_interval: Duration::from_secs(3600),
+                max_buffered: super::config::DEFAULT_BUFFERED_RECORDS,
             },
         );
         Harness { shared, thread }

@@ -4,12 +4,15 @@
 //! `commit.interval.ms`, purge consumed repartition records. Everything it does goes through
 //! the task manager, the state manager, the record collector and the ports.
 
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::streams::commit::TopicPartition;
 use crate::streams::StreamsTaskRole;
 
 use super::collector::RecordCollector;
+use super::instance::ProcessingStats;
 use super::lifecycle::{Lifecycle, LocalTask, RuntimeState};
 use super::ports::{Clock, GroupPort, InputPort, PurgePort};
 use super::state_manager::StateManager;
@@ -28,6 +31,9 @@ pub(crate) struct Cadence {
     pub commit_interval: Duration,
     /// Between two purges of repartition records.
     pub purge_interval: Duration,
+    /// `buffered.records.per.partition`: the most records a partition's queue takes; a
+    /// full queue's partition is paused in the fetcher until the queue drains below.
+    pub max_buffered: usize,
 }
 
 /// One member's processing loop over its sides.
@@ -43,6 +49,8 @@ pub(crate) struct StreamThread<G> {
     group_ready: bool,
     last_commit: Instant,
     last_purge: Instant,
+    /// Input partitions paused because their queue is full.
+    paused: BTreeSet<TopicPartition>,
     /// Why processing failed: the thread then processes nothing more and closes without a
     /// commit.
     pub(crate) failed: Option<String>,
@@ -75,8 +83,9 @@ impl<G: GroupPort> StreamThread<G> {
             group_ready: false,
             last_commit: now,
             last_purge: now,
+            paused: BTreeSet::new(),
             failed: None,
-            lifecycle: Lifecycle::new(None),
+            lifecycle: Lifecycle::new(None).of_thread(),
         }
     }
 
@@ -155,6 +164,21 @@ impl<G: GroupPort> StreamThread<G> {
         active.chain(standby).collect()
     }
 
+    /// Progress so far.
+    pub(crate) fn stats(&self) -> ProcessingStats {
+        ProcessingStats {
+            processed: self.tasks.processed,
+            dropped_records: self.tasks.dropped_records,
+            sent: self.collector.sent,
+            changelog_records: self.collector.changelog_records,
+            commits: self.tasks.commits,
+            restored: self.state.restored,
+            standby_applied: self.state.standby_applied,
+            active_tasks: self.tasks.active.len(),
+            standby_tasks: self.state.standby_count(),
+        }
+    }
+
     /// Whether the member runs: the group is ready and it owns active tasks.
     pub(crate) fn processing(&self) -> bool {
         self.group_ready && !self.tasks.active.is_empty()
@@ -166,14 +190,42 @@ impl<G: GroupPort> StreamThread<G> {
             self.clock.sleep(wait);
             return Ok(());
         }
-        let records = self.input.poll(self.clock.now() + wait)?;
+        let max = self.cadence.max_buffered;
+        let tasks = &self.tasks;
+        let room = |tp: &TopicPartition| max.saturating_sub(tasks.buffered(tp));
+        let records = self.input.poll(self.clock.now() + wait, &room)?;
         self.tasks.add_records(records);
+        self.pause_full_queues();
         if let Err(e) = self.tasks.process(&mut self.collector) {
             self.failed = Some(e.to_string());
             self.lifecycle.to(RuntimeState::PendingError);
             return Err(e);
         }
+        self.pause_full_queues();
         Ok(())
+    }
+
+    /// Java's `buffered.records.per.partition`: a partition whose queue holds
+    /// `max_buffered` records is paused in the fetcher, and resumed once it drained below
+    /// (`StreamTask#addRecords` / `process`), so its records wait in Kafka, not in memory.
+    fn pause_full_queues(&mut self) {
+        let max = self.cadence.max_buffered;
+        self.paused.retain(|tp| self.tasks.owns_input(tp));
+        for tp in self.tasks.input_partitions() {
+            let full = self.tasks.buffered(tp) >= max;
+            match (full, self.paused.contains(tp)) {
+                (true, false) => {
+                    log::debug!("{tp}: {max} records buffered, paused");
+                    self.input.pause(tp);
+                    self.paused.insert(tp.clone());
+                }
+                (false, true) => {
+                    self.input.resume(tp);
+                    self.paused.remove(tp);
+                }
+                _ => {}
+            }
+        }
     }
 
     /// Hands a new assignment to the task manager.
@@ -236,5 +288,67 @@ impl<G: GroupPort> StreamThread<G> {
             _ => RuntimeState::NotRunning,
         });
         committed.and(left)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::streams::StreamsTaskRole::Active;
+
+    use super::super::task::InputRecord;
+    use super::super::testkit::*;
+
+    /// `buffered.records.per.partition`: a poll copies at most the room of each queue, the
+    /// full queue's partition is paused in the fetcher before its records are processed and
+    /// resumed once its queue drained below; the rest of the partition waits in Kafka.
+    #[test]
+    fn a_full_queue_pauses_its_partition_until_it_drains() {
+        let mut h = Harness::new(Duration::from_secs(3600));
+        h.thread.cadence.max_buffered = 10;
+        for i in 0..25 {
+            h.shared.append(&input(0), "a", Some(b"x"), i);
+        }
+        h.shared.append(&input(1), "b", Some(b"x"), 0);
+        h.assign(&[(0, Active), (1, Active)]);
+        h.step();
+        assert_eq!(h.thread.tasks.processed, 11, "10 of in-0, 1 of in-1");
+        let pause = h.shared.position("pause in-0").expect("in-0 paused");
+        let first = h.shared.position("process 0_0").expect("processed");
+        let resume = h.shared.position("resume in-0").expect("in-0 resumed");
+        assert!(pause < first && first < resume, "{:?}", h.shared.events());
+        assert_eq!(h.shared.position("pause in-1"), None, "1 record: not full");
+        h.step();
+        assert_eq!(h.thread.tasks.processed, 21);
+        h.step();
+        assert_eq!(h.thread.tasks.processed, 26, "every record, in order");
+        let offsets: Vec<String> = h
+            .shared
+            .events()
+            .into_iter()
+            .filter(|e| e.starts_with("process 0_0"))
+            .collect();
+        let want: Vec<String> = (0..25).map(|o| format!("process 0_0 {o}")).collect();
+        assert_eq!(offsets, want);
+        let pauses = h
+            .shared
+            .events()
+            .iter()
+            .filter(|e| *e == "pause in-0")
+            .count();
+        assert_eq!(
+            pauses, 2,
+            "full after the first two polls, not after the third (5)"
+        );
+    }
+
+    /// Bytes one buffered record costs: the inline [`InputRecord`] plus its key, value and
+    /// topic name on the heap (BENCHMARKS.md).
+    #[test]
+    fn bytes_per_buffered_record() {
+        let inline = std::mem::size_of::<InputRecord>();
+        println!("InputRecord inline: {inline} bytes + topic name, key, value on the heap");
+        assert!(inline <= 128, "{inline}");
     }
 }

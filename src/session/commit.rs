@@ -1,5 +1,8 @@
 //! Blocking offset commits and fetches for a Streams member, on a connection of their own to
-//! the group coordinator (so a commit never waits behind, or delays, a heartbeat).
+//! the group coordinator (so a commit never waits behind, or delays, a heartbeat), or, for a
+//! processing member, on the [`SharedClient`] of its processing thread
+//! ([`OffsetClient::use_shared`]: the fetcher, changelog reader, producer and purger take
+//! turns on it on that thread, and the commits are made there too).
 //!
 //! The heartbeat side owns the member epoch; this side only reads it. A commit answered
 //! STALE_MEMBER_EPOCH (the broker moved the member to a newer epoch that the heartbeat has not
@@ -10,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use crate::client::{BrokerTarget, Client, ClientError, CoordinatorKey};
+use crate::client::{BrokerTarget, Client, ClientError, CoordinatorKey, SharedClient};
 use crate::config::ClientConfig;
 use crate::error::Error;
 use crate::protocol::api::offset_commit::OffsetCommitRequest;
@@ -45,7 +48,10 @@ pub(crate) struct OffsetClient {
     group_id: String,
     instance_id: Option<String>,
     topology: StreamsTopology,
-    client: Option<Client>,
+    /// The client: its own (opened on first use, dropped after a broken connection) or,
+    /// when `shared`, the processing thread's.
+    client: Option<SharedClient>,
+    shared: bool,
     /// The group's key in the client's coordinator cache.
     coordinator_key: CoordinatorKey,
     /// Coordinator node and the OffsetCommit / OffsetFetch versions it speaks.
@@ -75,9 +81,19 @@ impl OffsetClient {
             instance_id: config.get_instance_id().map(str::to_string),
             topology: config.topology().clone(),
             client: None,
+            shared: false,
             coordinator_key: CoordinatorKey::group(config.group_id()),
             versions: None,
         }
+    }
+
+    /// Sends the commits and fetches through `client` from now on instead of a connection
+    /// of their own; the caller must use them from the thread that drives the client's
+    /// other users (a request holds the client for its round trip).
+    pub(crate) fn use_shared(&mut self, client: SharedClient) {
+        self.client = Some(client);
+        self.shared = true;
+        self.versions = None;
     }
 
     /// The topology whose tasks the offsets belong to.
@@ -97,9 +113,10 @@ impl OffsetClient {
     fn ensure_coordinator(&mut self, deadline: Instant) -> Result<(i32, i16, i16), Error> {
         if self.client.is_none() {
             let timeout = deadline.saturating_duration_since(Instant::now());
-            self.client = Some(Client::from_config(&self.client_config, timeout)?);
+            let own = Client::from_config(&self.client_config, timeout)?;
+            self.client = Some(SharedClient::new(own));
         }
-        let client = self.client.as_mut().ok_or(Error::Closed)?;
+        let mut client = self.client.as_ref().ok_or(Error::Closed)?.lock();
         let addr = client
             .coordinator(&self.coordinator_key, deadline)
             .map_err(client_error)?;
@@ -156,13 +173,13 @@ impl OffsetClient {
             }
             Err(e) => return Err(e),
         };
-        let client = self.client.as_mut().ok_or(Error::Closed)?;
-        match client.send_at(
+        let sent = self.client.as_ref().ok_or(Error::Closed)?.lock().send_at(
             BrokerTarget::Node(coordinator.0),
             request,
             pick_version(coordinator),
             request_deadline,
-        ) {
+        );
+        match sent {
             Ok(r) => Ok(Sent::Answer(r)),
             Err(e) => {
                 let broker_error = matches!(e, ClientError::Broker { .. });
@@ -179,21 +196,25 @@ impl OffsetClient {
     }
 
     /// After a failed round trip: the coordinator is looked up again (and the client
-    /// reconnected after a broken connection).
+    /// reconnected after a broken connection; a shared client drops the broken connection
+    /// itself and reopens it for whichever user needs it next).
     fn forget(&mut self, e: &Error) {
         self.versions = None;
-        if let Some(client) = self.client.as_mut() {
-            client.forget_coordinator(&self.coordinator_key);
+        if let Some(client) = self.client.as_ref() {
+            client.lock().forget_coordinator(&self.coordinator_key);
         }
-        if matches!(e, Error::Disconnected { .. } | Error::Io { .. }) {
+        if !self.shared && matches!(e, Error::Disconnected { .. } | Error::Io { .. }) {
             self.client = None;
         }
     }
 
     /// After an answer with error `kind`: a coordinator that moved is looked up again.
     fn coordinator_failed(&mut self, kind: BrokerErrorKind) {
-        if let Some(client) = self.client.as_mut() {
-            if client.coordinator_failed(&self.coordinator_key, kind) {
+        if let Some(client) = self.client.as_ref() {
+            if client
+                .lock()
+                .coordinator_failed(&self.coordinator_key, kind)
+            {
                 self.versions = None;
             }
         }

@@ -223,7 +223,8 @@ pub struct StreamsGroupSessionHandle {
     interrupt: Interrupt,
     /// Where and what [`describe_group`](Self::describe_group) asks (its own connection).
     describe_target: (crate::config::ClientConfig, String),
-    /// Offset commits and fetches, on a coordinator connection of their own.
+    /// Offset commits and fetches, on a coordinator connection of their own or on the
+    /// processing thread's shared client.
     pub(crate) offsets: Mutex<super::commit::OffsetClient>,
     pub(crate) rebalance_timeout: Duration,
 }
@@ -290,6 +291,14 @@ impl StreamsGroupSessionHandle {
             offsets: Mutex::new(offsets),
             rebalance_timeout: config.get_rebalance_timeout(),
         })
+    }
+
+    /// Sends this member's offset commits and fetches through `client` (the processing
+    /// thread's shared client) instead of a coordinator connection of their own; commits
+    /// and fetches must then come from the thread that drives `client`'s other users. The
+    /// heartbeat keeps its own connection: its deadlines must not wait behind a Fetch.
+    pub(crate) fn share_offsets_client(&self, client: crate::client::SharedClient) {
+        self.offsets.lock().use_shared(client);
     }
 
     /// The state shared with the heartbeat thread.

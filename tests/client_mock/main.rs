@@ -10,6 +10,7 @@ mod faults;
 mod negotiation;
 mod reconnect;
 mod sasl_and_coordinator;
+mod setup_timeout;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

@@ -222,9 +222,22 @@ impl RustInstance {
         input: &str,
         output: &str,
     ) -> RustInstance {
+        Self::start_threads(name, bootstrap, app, input, output, 1)
+    }
+
+    /// [`start`](Self::start) with `num.stream.threads` = `threads`.
+    pub fn start_threads(
+        name: &str,
+        bootstrap: &str,
+        app: &str,
+        input: &str,
+        output: &str,
+        threads: usize,
+    ) -> RustInstance {
         let config = ProcessingConfig::new(bootstrap, app)
             .commit_interval(Duration::from_millis(500))
-            .purge_interval(Duration::from_secs(1));
+            .purge_interval(Duration::from_secs(1))
+            .num_stream_threads(threads);
         let wc = word_count::app(app, input, output, None);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
