@@ -13,7 +13,7 @@ use crate::streams::commit::{CommitOffset, OffsetCommitOutcome, TopicPartition};
 use crate::streams::StreamsTaskId;
 
 use super::ports::{GroupPort, ProducePort, OP_TIMEOUT};
-use super::store::{changelog_topic, ChangelogRecord, StateStore};
+use crate::state::{changelog_topic, ChangelogRecord, StateStore};
 
 /// Sends records to sinks and changelogs, and commits.
 pub(crate) struct RecordCollector {

@@ -8,8 +8,8 @@ use crate::producer::ProducerRecord;
 use crate::streams::StreamsTaskId;
 
 use super::collector::RecordCollector;
-use super::store::KeyValueStore;
 use super::task::InputRecord;
+use crate::state::KeyValueStore;
 
 /// Application code for one task: gets each input record of the task, in timestamp order
 /// across the task's partitions.

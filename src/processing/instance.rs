@@ -16,16 +16,15 @@ use crate::session::{StreamsGroupConfig, StreamsGroupSession, StreamsGroupSessio
 use crate::streams::{StreamsTaskId, StreamsTaskRole, StreamsTaskRuntime};
 
 use super::app::StreamsApp;
-use super::changelog::ChangelogReader;
 use super::collector::RecordCollector;
 use super::config::ProcessingConfig;
 use super::lifecycle::{LocalTask, RuntimeState, StateListener};
 use super::ports::{GroupPort, HandleGroup, SystemClock};
 use super::purge::RecordPurger;
 use super::state_manager::StateManager;
-use super::store::KeyValueStore;
 use super::task_manager::TaskManager;
 use super::thread::{Cadence, StreamThread};
+use crate::state::{ChangelogReader, KeyValueStore};
 
 /// Progress counters of a [`ProcessingRuntime`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -19,10 +19,9 @@ use crate::streams::{
     StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan, StreamsTaskRole, StreamsTaskRuntime,
 };
 
-use super::changelog::{ChangelogReader, RestoreSummary};
 use super::purge::RecordPurger;
-use super::store::{KeyValueStore, StateStore};
 use super::task::InputRecord;
+use crate::state::{ChangelogReader, KeyValueStore, RestoreSummary, StateStore};
 
 /// How long a commit, a flush, an offset fetch or a restore may take before the runtime
 /// gives up.

@@ -14,8 +14,8 @@ use crate::streams::commit::TopicPartition;
 use crate::streams::{StreamsTaskId, StreamsTaskOffsets};
 
 use super::ports::{ChangelogPort, GroupPort, OP_TIMEOUT};
-use super::store::{changelog_topic, KeyValueStore, StateStore, StoreFormat};
 use super::task_offsets::task_offset_sums;
+use crate::state::{changelog_topic, KeyValueStore, StateStore, StoreFormat};
 
 /// The stores of one task, by name.
 pub(crate) type Stores = BTreeMap<String, KeyValueStore>;

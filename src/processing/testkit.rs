@@ -15,15 +15,14 @@ use crate::streams::commit::{
 };
 use crate::streams::{StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan, StreamsTaskRole};
 
-use super::changelog::RestoreSummary;
 use super::collector::RecordCollector;
 use super::context::{Processor, TaskContext};
 use super::ports::{ChangelogPort, Clock, GroupNews, GroupPort, InputPort, ProducePort, PurgePort};
 use super::state_manager::StateManager;
-use super::store::{KeyValueStore, StateStore, StoreFormat};
 use super::task::InputRecord;
 use super::task_manager::TaskManager;
 use super::thread::{Cadence, StreamThread};
+use crate::state::{KeyValueStore, RestoreSummary, StateStore, StoreFormat};
 
 /// The application id of the harness.
 pub(crate) const APP: &str = "app";

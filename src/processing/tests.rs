@@ -325,3 +325,23 @@ fn local_tasks_lists_active_and_standby_tasks_with_their_partitions() {
         ]
     );
 }
+
+/// The old paths under `processing` name the very items of `crate::state`.
+#[test]
+#[allow(deprecated)]
+fn old_processing_paths_name_the_same_items() {
+    use crate::processing;
+    let s: crate::state::KeyValueStore =
+        processing::store::KeyValueStore::new("s", processing::StoreFormat::KeyValue);
+    let t: processing::KeyValueStore = s;
+    let _: &dyn crate::state::StateStore = &t as &dyn processing::store::StateStore;
+    let f: fn(&str, &str) -> String = processing::changelog_topic;
+    assert_eq!(f("a", "s"), crate::state::changelog_topic("a", "s"));
+    let summary = processing::changelog::RestoreSummary {
+        records: 0,
+        start: 0,
+        end: 0,
+    };
+    let _: crate::state::RestoreSummary = summary;
+    let _: Option<crate::state::ChangelogReader> = None::<processing::ChangelogReader>;
+}

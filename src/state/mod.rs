@@ -1,0 +1,24 @@
+//! State stores (Kafka Streams' `state` package and `StoreChangelogReader`): what every store
+//! is to the runtime, the in-memory key-value store in Kafka Streams' changelog byte format,
+//! changelog naming, and restore and standby reading of changelog partitions.
+//!
+//! * [`StateStore`]: the trait the runtime reaches every store through (name, changelog
+//!   position, applying changelog records, the records its writes log, checkpoint, wipe).
+//! * [`KeyValueStore`] with [`StoreFormat`]: the in-memory key-value store, plain or
+//!   timestamped, whose changelog records ([`ChangelogRecord`]) are byte-for-byte Java's.
+//! * [`changelog_topic`] names a changelog: `<application.id>-<store>-changelog`.
+//! * [`ChangelogReader`]: restore (up to the end offset) and standby catch-up.
+//!
+//! This layer sits above the fetcher and the producer (restore reads with a
+//! [`Fetcher`](crate::consumer::Fetcher); a changelog record becomes a
+//! [`ProducerRecord`](crate::producer::ProducerRecord)) and below `processing`, which owns
+//! the stores of its tasks. The same items are re-exported at `processing::` for existing
+//! code.
+
+mod key_value;
+mod restore;
+mod store;
+
+pub use self::key_value::KeyValueStore;
+pub use self::restore::{ChangelogReader, RestoreSummary};
+pub use self::store::{changelog_topic, ChangelogRecord, StateStore, StoreFormat, NO_TIMESTAMP};
