@@ -21,7 +21,7 @@ use super::config::ProcessingConfig;
 use super::lifecycle::{LocalTask, RuntimeState, StateListener};
 use super::ports::{GroupPort, HandleGroup, SystemClock};
 use super::purge::RecordPurger;
-use super::state_manager::StateManager;
+use super::state_manager::{key_value_stores, StateManager};
 use super::task_manager::TaskManager;
 use super::thread::{Cadence, StreamThread};
 use crate::state::{ChangelogReader, KeyValueStore};
@@ -144,7 +144,7 @@ impl ProcessingRuntime {
         let tasks = TaskManager::new(app.factory, repartition_topics)
             .with_deserialization_handler(config.get_deserialization_handler());
         let state = StateManager::new(app_id, app.stores, Box::new(reader));
-        let collector = RecordCollector::new(Box::new(producer), app_id);
+        let collector = RecordCollector::new(Box::new(producer));
         let cadence = Cadence {
             poll_wait: config.get_poll_wait(),
             commit_interval: config.get_commit_interval(),
@@ -220,16 +220,14 @@ impl ProcessingRuntime {
     ) -> impl Iterator<Item = (&StreamsTaskId, StreamsTaskRole, &KeyValueStore)> {
         let t = &self.thread;
         let active = t.tasks.active.iter().flat_map(|(id, t)| {
-            t.stores
-                .values()
-                .map(move |s| (id, StreamsTaskRole::Active, s))
+            key_value_stores(&t.stores).map(move |s| (id, StreamsTaskRole::Active, s))
         });
         let standby = t.state.standby.iter().flat_map(|(id, stores)| {
             let role = match t.group.role_of(id) {
                 Some(StreamsTaskRole::Warmup) => StreamsTaskRole::Warmup,
                 _ => StreamsTaskRole::Standby,
             };
-            stores.values().map(move |s| (id, role, s))
+            key_value_stores(stores).map(move |s| (id, role, s))
         });
         active.chain(standby)
     }

@@ -21,7 +21,7 @@ use crate::streams::{
 
 use super::purge::RecordPurger;
 use super::task::InputRecord;
-use crate::state::{ChangelogReader, KeyValueStore, RestoreSummary, StateStore};
+use crate::state::{ChangelogReader, RestoreSummary, StateStore};
 
 /// How long a commit, a flush, an offset fetch or a restore may take before the runtime
 /// gives up.
@@ -92,7 +92,7 @@ pub(crate) trait ChangelogPort {
     /// Applies what is available now to the standby stores; returns the records applied.
     fn catch_up(
         &mut self,
-        stores: &mut [(&TopicPartition, &mut KeyValueStore)],
+        stores: &mut [(&TopicPartition, &mut dyn StateStore)],
         deadline: Instant,
     ) -> Result<u64, Error>;
     /// The current end offset of `changelog`.
@@ -288,7 +288,7 @@ impl ChangelogPort for ChangelogReader {
 
     fn catch_up(
         &mut self,
-        stores: &mut [(&TopicPartition, &mut KeyValueStore)],
+        stores: &mut [(&TopicPartition, &mut dyn StateStore)],
         deadline: Instant,
     ) -> Result<u64, Error> {
         ChangelogReader::catch_up(self, stores, deadline)

@@ -317,7 +317,7 @@ impl TaskManager {
                 })?;
                 t.initialized = true;
                 for store in t.stores.values_mut() {
-                    collector.send_changelog(task, store)?;
+                    collector.send_changelog(store)?;
                 }
             }
             while let Some(record) = t.group.next_record() {
@@ -331,7 +331,7 @@ impl TaskManager {
                 let result = t.processor.process(&mut ctx, &record);
                 let skipped = self.deserialization.decide(result, task, &record)?;
                 for store in t.stores.values_mut() {
-                    collector.send_changelog(task, store)?;
+                    collector.send_changelog(store)?;
                 }
                 // Committable only now: a failed record is processed again after a restart.
                 t.group.processed(&record);

@@ -302,7 +302,7 @@ impl ChangelogPort for FakeChangelogs {
 
     fn catch_up(
         &mut self,
-        stores: &mut [(&TopicPartition, &mut KeyValueStore)],
+        stores: &mut [(&TopicPartition, &mut dyn StateStore)],
         _deadline: Instant,
     ) -> Result<u64, Error> {
         let mut n = 0;
@@ -480,13 +480,10 @@ impl Harness {
                     shared: shared.clone(),
                 }),
             ),
-            RecordCollector::new(
-                Box::new(FakeProducer {
-                    shared: shared.clone(),
-                    queued: Vec::new(),
-                }),
-                APP,
-            ),
+            RecordCollector::new(Box::new(FakeProducer {
+                shared: shared.clone(),
+                queued: Vec::new(),
+            })),
             Box::new(FakePurger),
             Box::new(ManualClock(shared.clone())),
             Cadence {
@@ -524,6 +521,7 @@ impl Harness {
 
     /// The store of task `0_p` held as active.
     pub(crate) fn active_store(&self, p: i32) -> Option<&KeyValueStore> {
-        self.thread.tasks.active.get(&task(p))?.stores.get(STORE)
+        let s = self.thread.tasks.active.get(&task(p))?.stores.get(STORE)?;
+        s.store.as_any().downcast_ref()
     }
 }

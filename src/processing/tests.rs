@@ -345,3 +345,127 @@ fn old_processing_paths_name_the_same_items() {
     let _: crate::state::RestoreSummary = summary;
     let _: Option<crate::state::ChangelogReader> = None::<processing::ChangelogReader>;
 }
+
+/// A producer that keeps the records it is given.
+struct Keep(std::sync::Arc<std::sync::Mutex<Vec<crate::producer::ProducerRecord>>>);
+
+impl super::ports::ProducePort for Keep {
+    fn send(&mut self, record: crate::producer::ProducerRecord) -> Result<i32, crate::Error> {
+        let p = record.partition.unwrap_or(0);
+        self.0.lock().unwrap().push(record);
+        Ok(p)
+    }
+    fn send_ready(&mut self, _: std::time::Instant) -> Result<(), crate::Error> {
+        Ok(())
+    }
+    fn flush(&mut self, _: std::time::Instant) -> Result<(), crate::Error> {
+        Ok(())
+    }
+}
+
+/// A store that is no key-value store: what a window store will be to the runtime.
+#[derive(Default)]
+struct Other {
+    applied: Vec<i64>,
+    queued: Vec<crate::state::ChangelogRecord>,
+}
+
+impl crate::state::StateStore for Other {
+    fn name(&self) -> &str {
+        "other"
+    }
+    fn changelog_offset(&self) -> Option<i64> {
+        self.applied.last().copied()
+    }
+    fn apply_changelog(&mut self, offset: i64, _: &[u8], _: Option<&[u8]>, _: i64) {
+        self.applied.push(offset);
+    }
+    fn take_changelog(&mut self) -> Vec<crate::state::ChangelogRecord> {
+        std::mem::take(&mut self.queued)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+    fn checkpoint(&mut self, _: i64) {}
+    fn clear(&mut self) {}
+    fn is_empty(&self) -> bool {
+        self.applied.is_empty()
+    }
+}
+
+/// Issue 22's seams: a processor finds a store by name through the trait (the key-value
+/// store through its typed accessor, any other kind as `dyn StateStore`); the store's
+/// change-logging writes through the collector as its sink, each record moved into the
+/// producer record, to the changelog partition named once with the store.
+#[test]
+fn stores_are_found_by_name_and_log_through_the_collector() {
+    use super::state_manager::{Stores, TaskStore};
+    use crate::state::{KeyValueStore, StoreFormat};
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut collector = super::collector::RecordCollector::new(Box::new(Keep(sent.clone())));
+    let tp = changelog(3);
+    let mut stores: Stores = [
+        (
+            STORE.to_string(),
+            TaskStore {
+                store: Box::new(KeyValueStore::new(STORE, StoreFormat::KeyValue)),
+                changelog: tp.clone(),
+            },
+        ),
+        (
+            "other".to_string(),
+            TaskStore {
+                store: Box::<Other>::default(),
+                changelog: crate::TopicPartition::new("app-other-changelog", 3),
+            },
+        ),
+    ]
+    .into_iter()
+    .collect();
+    let t = task(3);
+    let mut ctx = super::TaskContext {
+        task: &t,
+        collector: &mut collector,
+        stores: &mut stores,
+    };
+    ctx.store(STORE).unwrap().put(b"k", Some(b"v"), 7);
+    ctx.state_store("other")
+        .unwrap()
+        .apply_changelog(4, b"k", None, 1);
+    let e = ctx.store("other").unwrap_err().to_string();
+    assert!(e.contains("not a key-value store"), "{e}");
+    assert!(ctx.state_store("nope").is_err());
+    let other = stores["other"].store.as_any().downcast_ref::<Other>();
+    assert_eq!(other.map(|o| o.applied.clone()), Some(vec![4]));
+
+    // A queued record moves into the producer record: the same buffers, not a copy.
+    let record = crate::state::ChangelogRecord {
+        key: b"o".to_vec(),
+        value: Some(b"w".to_vec()),
+        timestamp: 8,
+    };
+    let (key_at, value_at) = (record.key.as_ptr(), record.value.as_ref().unwrap().as_ptr());
+    let other = stores.get_mut("other").unwrap().store.as_any_mut();
+    other.downcast_mut::<Other>().unwrap().queued.push(record);
+    for s in stores.values_mut() {
+        collector.send_changelog(s).unwrap();
+    }
+    let sent = sent.lock().unwrap();
+    assert_eq!(
+        sent.len(),
+        2,
+        "one write, one changelog record; one queued record"
+    );
+    assert_eq!(sent[0].topic, tp.topic);
+    assert_eq!(sent[0].partition, Some(3));
+    assert_eq!(sent[0].key.as_deref(), Some(&b"k"[..]));
+    assert_eq!(sent[0].value.as_deref(), Some(&b"v"[..]));
+    assert_eq!(sent[0].timestamp, Some(7));
+    assert_eq!(sent[1].topic, "app-other-changelog");
+    assert_eq!(sent[1].key.as_ref().map(|k| k.as_ptr()), Some(key_at));
+    assert_eq!(sent[1].value.as_ref().map(|v| v.as_ptr()), Some(value_at));
+    assert_eq!(collector.changelog_records, 2);
+}

@@ -14,6 +14,11 @@
 
 use std::collections::BTreeMap;
 
+use std::any::Any;
+
+use crate::error::Error;
+
+use super::logging::{ChangeLog, ChangelogSink};
 use super::store::{ChangelogRecord, StateStore, StoreFormat, NO_TIMESTAMP};
 
 /// An in-memory key-value store of one task, in key order. See the module docs.
@@ -32,7 +37,8 @@ pub struct KeyValueStore {
     format: StoreFormat,
     /// Local layout: the value (plain) or `[ts BE8][value]` (timestamped).
     entries: BTreeMap<Vec<u8>, Vec<u8>>,
-    pending: Vec<ChangelogRecord>,
+    /// The change-logging layer: records of writes not yet sent.
+    log: ChangeLog,
     changelog_offset: Option<i64>,
 }
 
@@ -57,7 +63,7 @@ impl KeyValueStore {
             name: name.into(),
             format,
             entries: BTreeMap::new(),
-            pending: Vec::new(),
+            log: ChangeLog::default(),
             changelog_offset: None,
         }
     }
@@ -92,11 +98,8 @@ impl KeyValueStore {
     /// record being processed in a plain one).
     pub fn put(&mut self, key: &[u8], value: Option<&[u8]>, timestamp: i64) {
         self.write(key, value, timestamp);
-        self.pending.push(ChangelogRecord {
-            key: key.to_vec(),
-            value: value.map(<[u8]>::to_vec),
-            timestamp,
-        });
+        self.log
+            .log(key.to_vec(), value.map(<[u8]>::to_vec), timestamp);
     }
 
     fn write(&mut self, key: &[u8], value: Option<&[u8]>, timestamp: i64) {
@@ -127,13 +130,19 @@ impl KeyValueStore {
     /// The changelog records queued by [`put`](Self::put) since the last call, in write
     /// order (the caller sends them to the changelog partition of the task).
     pub fn take_changelog(&mut self) -> Vec<ChangelogRecord> {
-        std::mem::take(&mut self.pending)
+        self.log.take()
     }
 
     /// Moves the queued changelog records to the end of `out`, in write order; the store
     /// keeps its queue's capacity, so the next writes queue without allocating it again.
     pub fn drain_changelog_into(&mut self, out: &mut Vec<ChangelogRecord>) {
-        out.append(&mut self.pending);
+        self.log.drain_into(out);
+    }
+
+    /// Moves the queued changelog records into `sink` (the record collector), in write
+    /// order.
+    pub fn log_changes(&mut self, sink: &mut dyn ChangelogSink) -> Result<(), Error> {
+        self.log.send_to(sink)
     }
 
     /// Applies one changelog record at `offset` (restore or standby): a timestamped store
@@ -165,7 +174,7 @@ impl KeyValueStore {
     /// corrupted task).
     pub fn clear(&mut self) {
         self.entries.clear();
-        self.pending.clear();
+        self.log.clear();
         self.changelog_offset = None;
     }
 
@@ -212,6 +221,18 @@ impl StateStore for KeyValueStore {
 
     fn drain_changelog_into(&mut self, out: &mut Vec<ChangelogRecord>) {
         KeyValueStore::drain_changelog_into(self, out);
+    }
+
+    fn log_changes(&mut self, sink: &mut dyn ChangelogSink) -> Result<(), Error> {
+        KeyValueStore::log_changes(self, sink)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
     }
 
     fn checkpoint(&mut self, offset: i64) {

@@ -6,6 +6,8 @@
 //!   position, applying changelog records, the records its writes log, checkpoint, wipe).
 //! * [`KeyValueStore`] with [`StoreFormat`]: the in-memory key-value store, plain or
 //!   timestamped, whose changelog records ([`ChangelogRecord`]) are byte-for-byte Java's.
+//! * [`ChangelogSink`]: where change-logging sends a store's changelog records (the
+//!   runtime's record collector, bound to the store's changelog partition).
 //! * [`changelog_topic`] names a changelog: `<application.id>-<store>-changelog`.
 //! * [`ChangelogReader`]: restore (up to the end offset) and standby catch-up.
 //!
@@ -16,9 +18,11 @@
 //! code.
 
 mod key_value;
+mod logging;
 mod restore;
 mod store;
 
 pub use self::key_value::KeyValueStore;
+pub use self::logging::ChangelogSink;
 pub use self::restore::{ChangelogReader, RestoreSummary};
 pub use self::store::{changelog_topic, ChangelogRecord, StateStore, StoreFormat, NO_TIMESTAMP};

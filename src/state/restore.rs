@@ -20,7 +20,6 @@ use crate::config::ClientConfig;
 use crate::consumer::{Fetcher, FetcherConfig, IsolationLevel, OffsetReset, PartitionRecords};
 use crate::error::Error;
 
-use super::key_value::KeyValueStore;
 use super::store::StateStore;
 
 /// The longest one poll of a restore waits before the position is looked at again.
@@ -213,9 +212,9 @@ impl ChangelogReader {
     /// applied. A partition new to the reader, or whose store changed since the last call
     /// (another store object, a restore, a clear), is read from the store's changelog
     /// offset + 1, or from the beginning for an empty store.
-    pub fn catch_up(
+    pub fn catch_up<S: StateStore + ?Sized>(
         &mut self,
-        stores: &mut [(&TopicPartition, &mut KeyValueStore)],
+        stores: &mut [(&TopicPartition, &mut S)],
         deadline: Instant,
     ) -> Result<u64, Error> {
         self.fetcher
@@ -251,7 +250,7 @@ impl ChangelogReader {
                 if let Some(&i) = index.get(part.topic_partition()) {
                     self.ends
                         .insert(part.topic_partition().clone(), part.high_watermark());
-                    records += apply(&part, stores[i].1)?;
+                    records += apply(&part, &mut *stores[i].1)?;
                 }
             }
             Ok(records)

@@ -3,8 +3,13 @@
 //! ([`StoreFormat`]), one changelog record ([`ChangelogRecord`]) and the changelog topic name
 //! ([`changelog_topic`]).
 
+use std::any::Any;
+
 use crate::common::TopicPartition;
+use crate::error::Error;
 use crate::producer::ProducerRecord;
+
+use super::logging::ChangelogSink;
 
 /// The timestamp [`KeyValueStore::get_with_timestamp`](super::KeyValueStore::get_with_timestamp) gives for a plain store's values,
 /// like Java's `ConsumerRecord.NO_TIMESTAMP`.
@@ -58,7 +63,14 @@ impl ChangelogRecord {
 /// applying changelog records (restore, standby), the change-log records its writes
 /// queued (sent through the record collector after each processed record), checkpoints and
 /// wiping. Kafka Streams' `StateStore` plus its `ChangeLogging*` wrapper's duties.
-pub trait StateStore: Send {
+///
+/// The runtime holds a task's stores as `Box<dyn StateStore>` and finds them by name; a
+/// processor reaches a store of a known kind through [`as_any_mut`](Self::as_any_mut)
+/// (`TaskContext::store` does it for the key-value store). Restore and standby reads feed
+/// raw changelog records through [`apply_changelog`](Self::apply_changelog); the records a
+/// store's writes log leave through [`log_changes`](Self::log_changes) into the collector's
+/// [`ChangelogSink`].
+pub trait StateStore: Send + Any {
     /// The store name (its changelog is `<application.id>-<name>-changelog`).
     fn name(&self) -> &str;
     /// The offset of the last changelog record the store reflects, `None` if none.
@@ -74,6 +86,20 @@ pub trait StateStore: Send {
     fn drain_changelog_into(&mut self, out: &mut Vec<ChangelogRecord>) {
         out.append(&mut self.take_changelog());
     }
+    /// Moves the changelog records queued since the last call into `sink` (the record
+    /// collector, bound to this store's changelog partition), in write order. By default
+    /// [`take_changelog`](Self::take_changelog), one record after the other; after a failed
+    /// send the rest are dropped.
+    fn log_changes(&mut self, sink: &mut dyn ChangelogSink) -> Result<(), Error> {
+        for r in self.take_changelog() {
+            sink.log_change(r)?;
+        }
+        Ok(())
+    }
+    /// The store as [`Any`], to reach its own type (`downcast_ref`).
+    fn as_any(&self) -> &dyn Any;
+    /// The store as [`Any`], to reach its own type (`downcast_mut`).
+    fn as_any_mut(&mut self) -> &mut dyn Any;
     /// Records that the store reflects its changelog up to `offset` (inclusive): every write
     /// was sent and acknowledged (a clean close).
     fn checkpoint(&mut self, offset: i64);
