@@ -25,7 +25,7 @@
 //! | 8 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
 //! | 9 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
 //! | 10 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
-//! | 11 | state | `state` | the `StateStore` trait, the in-memory key-value store in Java's changelog format, changelog naming, restore |
+//! | 11 | state | `state` | the `StateStore` trait, the in-memory key-value store in Java's changelog format, change-logging through a sink, the record cache, changelog naming, restore |
 //! | 12 | processing | `processing` | the Streams application runtime: thread loop, tasks, state manager, record collector |
 //!
 //! The pure cores (`protocol`, `streams`) sit low because they need no I/O: the I/O layers

@@ -178,6 +178,8 @@ struct Reader {
     poll: Option<Duration>,
     handler: Option<DeserializationHandler>,
     replication_factor: Option<Option<i16>>,
+    cache: Option<u64>,
+    deprecated_cache: Option<u64>,
 }
 
 impl Reader {
@@ -204,13 +206,9 @@ impl Reader {
                      so at most one fetch response is buffered"
                 );
             }
-            "statestore.cache.max.bytes" | "cache.max.bytes.buffering" => {
-                if number(k, v, 0)? > 0 {
-                    log::info!(
-                        "{k}={v} ignored: there is no record cache here; every store update is \
-                         sent downstream and to the changelog (as with 0)"
-                    );
-                }
+            "statestore.cache.max.bytes" => self.cache = Some(number(k, v, 0)?.unsigned_abs()),
+            "cache.max.bytes.buffering" => {
+                self.deprecated_cache = Some(number(k, v, 0)?.unsigned_abs())
             }
             "topology.optimization" => check_optimization(v)?,
             _ if properties::CLIENT_KEYS.contains(&k) => {
@@ -246,6 +244,10 @@ impl Reader {
         }
         if let Some(h) = self.handler {
             c = c.deserialization_handler(h);
+        }
+        // Java: the deprecated key counts only when the new one is not set.
+        if let Some(bytes) = self.cache.or(self.deprecated_cache) {
+            c = c.cache_max_bytes(bytes);
         }
         if let Some(Some(rf)) = self.replication_factor {
             c = c.replication_factor(rf);

@@ -24,7 +24,7 @@ use super::purge::RecordPurger;
 use super::state_manager::{key_value_stores, StateManager};
 use super::task_manager::TaskManager;
 use super::thread::{Cadence, StreamThread};
-use crate::state::{ChangelogReader, KeyValueStore};
+use crate::state::{ChangelogReader, KeyValueStore, ThreadCache};
 
 /// Progress counters of a [`ProcessingRuntime`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -143,7 +143,8 @@ impl ProcessingRuntime {
         let listener = app.listener;
         let tasks = TaskManager::new(app.factory, repartition_topics)
             .with_deserialization_handler(config.get_deserialization_handler());
-        let state = StateManager::new(app_id, app.stores, Box::new(reader));
+        let state = StateManager::new(app_id, app.stores, Box::new(reader))
+            .with_cache(ThreadCache::new(config.get_cache_max_bytes()));
         let collector = RecordCollector::new(Box::new(producer));
         let cadence = Cadence {
             poll_wait: config.get_poll_wait(),

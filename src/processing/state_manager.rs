@@ -15,7 +15,7 @@ use crate::streams::{StreamsTaskId, StreamsTaskOffsets};
 
 use super::ports::{ChangelogPort, GroupPort, OP_TIMEOUT};
 use super::task_offsets::task_offset_sums;
-use crate::state::{changelog_topic, KeyValueStore, StateStore, StoreFormat};
+use crate::state::{changelog_topic, KeyValueStore, StateStore, StoreFormat, ThreadCache};
 
 /// One store of a task with its changelog partition, named once when the store is made
 /// (every changelog record, restore and checkpoint of the store uses it).
@@ -78,6 +78,8 @@ pub(crate) struct StateManager {
     app_id: String,
     declared: BTreeMap<String, Vec<(String, StoreFormat)>>,
     changelogs: Box<dyn ChangelogPort + Send>,
+    /// The thread's record cache, shared by the stores of its tasks.
+    cache: ThreadCache,
     /// Standby and warm-up tasks' stores, and those of standbys lost with a fencing.
     pub(crate) standby: BTreeMap<StreamsTaskId, Stores>,
     /// Standby tasks lost with a fencing and not assigned again yet.
@@ -103,6 +105,7 @@ impl StateManager {
             app_id: app_id.to_string(),
             declared,
             changelogs,
+            cache: ThreadCache::new(crate::state::DEFAULT_CACHE_MAX_BYTES),
             standby: BTreeMap::new(),
             orphaned: BTreeSet::new(),
             retained: BTreeMap::new(),
@@ -110,6 +113,25 @@ impl StateManager {
             restored: 0,
             standby_applied: 0,
         }
+    }
+
+    /// Uses `cache` (`statestore.cache.max.bytes`; Java's 10 MiB unless set) for the
+    /// stores it makes from now on.
+    pub(crate) fn with_cache(mut self, cache: ThreadCache) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The bytes the thread's record cache holds now.
+    #[cfg(test)]
+    pub(crate) fn cache_bytes(&self) -> usize {
+        self.cache.size_bytes()
+    }
+
+    /// Uses `cache` for the stores it makes from now on.
+    #[cfg(test)]
+    pub(crate) fn set_cache(&mut self, cache: ThreadCache) {
+        self.cache = cache;
     }
 
     /// Standby and warm-up tasks held for the group now (not the orphaned ones).
@@ -211,7 +233,9 @@ impl StateManager {
                 v.iter()
                     .map(|(name, format)| {
                         let store = TaskStore {
-                            store: Box::new(KeyValueStore::new(name.clone(), *format)),
+                            store: Box::new(
+                                KeyValueStore::new(name.clone(), *format).with_cache(&self.cache),
+                            ),
                             changelog: changelog_partition(&self.app_id, task, name),
                         };
                         (name.clone(), store)

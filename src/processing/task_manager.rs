@@ -353,7 +353,13 @@ impl TaskManager {
     ) -> Result<(), Error> {
         let mut offsets: BTreeMap<TopicPartition, CommitOffset> = BTreeMap::new();
         for id in tasks {
-            if let Some(t) = self.active.get(id) {
+            if let Some(t) = self.active.get_mut(id) {
+                // Java's `prepareCommit`: the record caches are flushed to the stores and
+                // their changelogs before the producer is flushed and the offsets committed.
+                for store in t.stores.values_mut() {
+                    store.store.flush_cache();
+                    collector.send_changelog(store)?;
+                }
                 offsets.extend(t.group.committable());
             }
         }

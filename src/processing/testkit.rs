@@ -350,8 +350,9 @@ impl ProducePort for FakeProducer {
     }
 
     fn flush(&mut self, _deadline: Instant) -> Result<(), Error> {
+        let n = self.queued.len();
         self.deliver();
-        self.shared.event("flush");
+        self.shared.event(format!("flush ({n} records)"));
         Ok(())
     }
 }

@@ -41,7 +41,8 @@ fn revocation_flushes_then_commits_then_releases() {
         "{:?}",
         h.shared.events()
     );
-    assert_eq!(h.shared.log(&changelog(0)).len(), 3, "changelog flushed");
+    // Flushed before the commit, through the record cache: `a` twice, `b` once.
+    assert_eq!(h.shared.log(&changelog(0)).len(), 2, "changelog flushed");
     assert!(h.thread.tasks.active.is_empty());
 }
 
@@ -468,4 +469,100 @@ fn stores_are_found_by_name_and_log_through_the_collector() {
     assert_eq!(sent[1].key.as_ref().map(|k| k.as_ptr()), Some(key_at));
     assert_eq!(sent[1].value.as_ref().map(|v| v.as_ptr()), Some(value_at));
     assert_eq!(collector.changelog_records, 2);
+}
+
+/// Issue 25: with the record cache (on by default), the updates of a key between two
+/// commits reach the changelog once, at the commit, before the offsets; without it, each
+/// update is one changelog record.
+#[test]
+fn the_record_cache_writes_a_key_once_per_commit() {
+    for (cache, expected) in [(crate::state::DEFAULT_CACHE_MAX_BYTES, 1), (0, 5)] {
+        let mut h = Harness::new(Duration::from_secs(1));
+        h.thread
+            .state
+            .set_cache(crate::state::ThreadCache::new(cache));
+        for ts in 0..5 {
+            h.shared.append(&input(0), "a", Some(b"x"), ts);
+        }
+        h.assign(&[(0, ACTIVE)]);
+        h.step();
+        assert_eq!(h.thread.tasks.processed, 5);
+        assert_eq!(
+            count(h.active_store(0).unwrap(), "a"),
+            Some(5),
+            "reads see the cache"
+        );
+        assert_eq!(h.shared.log(&changelog(0)).len(), 0, "nothing flushed yet");
+        h.thread.commit_all().unwrap();
+        let log = h.shared.log(&changelog(0));
+        assert_eq!(log.len(), expected, "cache {cache}: {log:?}");
+        let last = log.last().unwrap();
+        assert_eq!(last.1.as_deref(), Some(&5i64.to_be_bytes()[..]));
+        assert_eq!(last.2, 4, "the timestamp of the last update");
+        // The changelog records went out with the flush before the commit: 5 outputs and
+        // the changelog records.
+        let flush = format!("flush ({} records)", 5 + expected);
+        let (f, c) = (
+            h.shared.position(&flush),
+            h.shared.position("commit in-0=5"),
+        );
+        assert!(f.is_some() && f < c, "{:?}", h.shared.events());
+        h.thread.commit_all().unwrap();
+        assert_eq!(h.shared.log(&changelog(0)).len(), expected, "flushed once");
+    }
+}
+
+/// A revocation commits through the cache: its dirty entries are in the changelog before
+/// the offsets are committed, and the store kept for a later assignment holds them.
+#[test]
+fn a_revocation_flushes_the_cache_before_the_commit() {
+    let mut h = Harness::new(HOUR);
+    for ts in 0..3 {
+        h.shared.append(&input(0), "a", Some(b"x"), ts);
+    }
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert!(h.shared.log(&changelog(0)).is_empty(), "cached");
+    h.assign(&[]);
+    h.step();
+    let flush = h.shared.position("flush (4 records)");
+    let commit = h.shared.position("commit in-0=3");
+    assert!(flush.is_some() && flush < commit, "{:?}", h.shared.events());
+    assert_eq!(h.shared.log(&changelog(0)).len(), 1);
+    // Assigned again: the kept store is where its changelog is, nothing to restore.
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert_eq!(count(h.active_store(0).unwrap(), "a"), Some(3));
+    assert!(h
+        .shared
+        .events()
+        .iter()
+        .any(|e| e == "restore app-counts-changelog-0 from 1"));
+}
+
+/// A dirty close (a lost task) does not flush its cache: nothing of it reaches the
+/// changelog, as nothing of its input was committed.
+#[test]
+fn a_lost_task_does_not_flush_its_cache() {
+    let mut h = Harness::new(HOUR);
+    for ts in 0..3 {
+        h.shared.append(&input(0), "a", Some(b"x"), ts);
+    }
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    h.lose_all(&[]);
+    h.step();
+    h.thread.commit_all().unwrap(); // a flush: whatever was sent is delivered
+    assert!(h.thread.tasks.active.is_empty());
+    assert!(
+        h.shared.log(&changelog(0)).is_empty(),
+        "{:?}",
+        h.shared.events()
+    );
+    assert_eq!(h.shared.committed(&input(0)), None);
+    assert_eq!(
+        h.thread.state.cache_bytes(),
+        0,
+        "the dropped store's cache is given back"
+    );
 }

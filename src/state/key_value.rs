@@ -13,11 +13,13 @@
 //! A delete is a tombstone (null value) in both formats. No headers are written.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use std::any::Any;
 
 use crate::error::Error;
 
+use super::cache::{DirtyEntry, NamedCache, ThreadCache};
 use super::logging::{ChangeLog, ChangelogSink};
 use super::store::{ChangelogRecord, StateStore, StoreFormat, NO_TIMESTAMP};
 
@@ -31,7 +33,12 @@ use super::store::{ChangelogRecord, StateStore, StoreFormat, NO_TIMESTAMP};
 /// let log = s.take_changelog();
 /// assert_eq!(log[0].value.as_deref(), Some(&3i64.to_be_bytes()[..])); // no timestamp prefix
 /// ```
-#[derive(Debug, Clone)]
+///
+/// With a record cache ([`with_cache`](Self::with_cache), as the runtime makes its stores
+/// unless `statestore.cache.max.bytes` is 0), writes wait in the cache and reach the map and
+/// the changelog when [`flush_cache`](Self::flush_cache) is called (the runtime does it on
+/// every commit, before the offsets) or when the cache evicts them: repeated updates of a
+/// key in between are written once. Reads see the cached values.
 pub struct KeyValueStore {
     name: String,
     format: StoreFormat,
@@ -40,6 +47,54 @@ pub struct KeyValueStore {
     /// The change-logging layer: records of writes not yet sent.
     log: ChangeLog,
     changelog_offset: Option<i64>,
+    /// The caching layer (Java's `CachingKeyValueStore`), if on.
+    cache: Option<NamedCache>,
+    /// Told of every entry the cache flushes.
+    listener: Option<Box<dyn CacheFlushListener>>,
+}
+
+/// Told of each entry the record cache flushes to the store, after it is written (Java's
+/// `CacheFlushListener`): the hook through which the DSL will forward a KTable's updates
+/// downstream on flush, once per key and commit, as Kafka Streams does.
+pub trait CacheFlushListener: Send {
+    /// `key` now holds `new_value` (`None`: deleted), written at `timestamp`; `old_value`
+    /// is what the store held before. Values are raw (no timestamp prefix).
+    fn on_flush(
+        &mut self,
+        key: &[u8],
+        new_value: Option<&[u8]>,
+        old_value: Option<&[u8]>,
+        timestamp: i64,
+    );
+}
+
+impl fmt::Debug for KeyValueStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyValueStore")
+            .field("name", &self.name)
+            .field("format", &self.format)
+            .field("entries", &self.entries.len())
+            .field("changelog_offset", &self.changelog_offset)
+            .field("cache", &self.cache)
+            .field("listener", &self.listener.is_some())
+            .finish()
+    }
+}
+
+impl Clone for KeyValueStore {
+    /// A copy with the same entries, queued records and cache (on the same thread budget);
+    /// the flush listener is not copied.
+    fn clone(&self) -> Self {
+        KeyValueStore {
+            name: self.name.clone(),
+            format: self.format,
+            entries: self.entries.clone(),
+            log: self.log.clone(),
+            changelog_offset: self.changelog_offset,
+            cache: self.cache.clone(),
+            listener: None,
+        }
+    }
 }
 
 /// The local `[ts BE8][value]` layout of a timestamped value.
@@ -48,6 +103,38 @@ fn with_timestamp(timestamp: i64, value: &[u8]) -> Vec<u8> {
     v.extend_from_slice(&timestamp.to_be_bytes());
     v.extend_from_slice(value);
     v
+}
+
+/// Writes `value` (`None` deletes) under `key` in the local layout of `format`.
+fn write_local(
+    entries: &mut BTreeMap<Vec<u8>, Vec<u8>>,
+    format: StoreFormat,
+    key: &[u8],
+    value: Option<&[u8]>,
+    timestamp: i64,
+) {
+    match value {
+        None => {
+            entries.remove(key);
+        }
+        Some(v) => {
+            // An existing key keeps its key bytes and reuses its value's buffer: a
+            // count update allocates nothing here.
+            if let Some(local) = entries.get_mut(key) {
+                local.clear();
+                if format == StoreFormat::TimestampedKeyValue {
+                    local.extend_from_slice(&timestamp.to_be_bytes());
+                }
+                local.extend_from_slice(v);
+                return;
+            }
+            let local = match format {
+                StoreFormat::KeyValue => v.to_vec(),
+                StoreFormat::TimestampedKeyValue => with_timestamp(timestamp, v),
+            };
+            entries.insert(key.to_vec(), local);
+        }
+    }
 }
 
 /// Splits a local timestamped value; `None` for fewer than 8 bytes (never stored).
@@ -65,6 +152,73 @@ impl KeyValueStore {
             entries: BTreeMap::new(),
             log: ChangeLog::default(),
             changelog_offset: None,
+            cache: None,
+            listener: None,
+        }
+    }
+
+    /// This store with a record cache on `cache`'s budget (none if its budget is 0).
+    pub fn with_cache(mut self, cache: &ThreadCache) -> Self {
+        self.cache = cache.named();
+        self
+    }
+
+    /// Whether writes are cached.
+    pub fn is_cached(&self) -> bool {
+        self.cache.is_some()
+    }
+
+    /// Sets the listener told of every entry the cache flushes (see [`CacheFlushListener`]).
+    pub fn set_flush_listener(&mut self, listener: Box<dyn CacheFlushListener>) {
+        self.listener = Some(listener);
+    }
+
+    /// Writes every dirty cached entry to the store and queues its changelog record, in the
+    /// order of the entries' last writes (Java's `ThreadCache.flush` on commit).
+    pub fn flush_cache(&mut self) {
+        if let Some(c) = self.cache.as_mut() {
+            let out = c.flush();
+            self.write_flushed(out);
+        }
+    }
+
+    /// Writes flushed cache entries to the map and the change log, and tells the listener
+    /// (Java's `CachingKeyValueStore.putAndMaybeForward`).
+    fn write_flushed(&mut self, entries: Vec<DirtyEntry>) {
+        for DirtyEntry {
+            key,
+            value,
+            timestamp,
+        } in entries
+        {
+            let Some(listener) = self.listener.as_mut() else {
+                write_local(
+                    &mut self.entries,
+                    self.format,
+                    &key,
+                    value.as_deref(),
+                    timestamp,
+                );
+                self.log.log(key, value, timestamp);
+                continue;
+            };
+            let old = self.entries.get(&key).map(|local| match self.format {
+                StoreFormat::KeyValue => local.clone(),
+                StoreFormat::TimestampedKeyValue => local.get(8..).unwrap_or_default().to_vec(),
+            });
+            // Nothing was there and nothing is: no write, nothing downstream (as Java).
+            if value.is_none() && old.is_none() {
+                continue;
+            }
+            write_local(
+                &mut self.entries,
+                self.format,
+                &key,
+                value.as_deref(),
+                timestamp,
+            );
+            listener.on_flush(&key, value.as_deref(), old.as_deref(), timestamp);
+            self.log.log(key, value, timestamp);
         }
     }
 
@@ -85,6 +239,13 @@ impl KeyValueStore {
 
     /// The value of `key` and its timestamp; [`NO_TIMESTAMP`] (-1) in a plain store.
     pub fn get_with_timestamp(&self, key: &[u8]) -> Option<(&[u8], i64)> {
+        if let Some((value, timestamp)) = self.cache.as_ref().and_then(|c| c.get(key)) {
+            let timestamp = match self.format {
+                StoreFormat::KeyValue => NO_TIMESTAMP,
+                StoreFormat::TimestampedKeyValue => timestamp,
+            };
+            return value.map(|v| (v, timestamp));
+        }
         let local = self.entries.get(key)?;
         match self.format {
             StoreFormat::KeyValue => Some((local, NO_TIMESTAMP)),
@@ -96,35 +257,26 @@ impl KeyValueStore {
     /// writes: key, the value without timestamp prefix (or a tombstone), record timestamp
     /// `timestamp` (the value's timestamp in a timestamped store, the timestamp of the
     /// record being processed in a plain one).
+    ///
+    /// With a cache, the write waits in it (see the type docs); a write that takes the
+    /// thread's cache over budget evicts this store's eldest entries, and an evicted dirty
+    /// entry flushes the store's dirty entries.
     pub fn put(&mut self, key: &[u8], value: Option<&[u8]>, timestamp: i64) {
+        if let Some(c) = self.cache.as_mut() {
+            c.put(key, value.map(<[u8]>::to_vec), timestamp, true);
+            while let Some(c) = self.cache.as_mut().filter(|c| c.must_evict()) {
+                let out = c.evict();
+                self.write_flushed(out);
+            }
+            return;
+        }
         self.write(key, value, timestamp);
         self.log
             .log(key.to_vec(), value.map(<[u8]>::to_vec), timestamp);
     }
 
     fn write(&mut self, key: &[u8], value: Option<&[u8]>, timestamp: i64) {
-        match value {
-            None => {
-                self.entries.remove(key);
-            }
-            Some(v) => {
-                // An existing key keeps its key bytes and reuses its value's buffer: a
-                // count update allocates nothing here.
-                if let Some(local) = self.entries.get_mut(key) {
-                    local.clear();
-                    if self.format == StoreFormat::TimestampedKeyValue {
-                        local.extend_from_slice(&timestamp.to_be_bytes());
-                    }
-                    local.extend_from_slice(v);
-                    return;
-                }
-                let local = match self.format {
-                    StoreFormat::KeyValue => v.to_vec(),
-                    StoreFormat::TimestampedKeyValue => with_timestamp(timestamp, v),
-                };
-                self.entries.insert(key.to_vec(), local);
-            }
-        }
+        write_local(&mut self.entries, self.format, key, value, timestamp);
     }
 
     /// The changelog records queued by [`put`](Self::put) since the last call, in write
@@ -154,6 +306,9 @@ impl KeyValueStore {
         value: Option<&[u8]>,
         timestamp: i64,
     ) {
+        if let Some(c) = self.cache.as_mut() {
+            c.remove(key);
+        }
         self.write(key, value, timestamp);
         self.changelog_offset = Some(offset);
     }
@@ -175,30 +330,88 @@ impl KeyValueStore {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.log.clear();
+        if let Some(c) = self.cache.as_mut() {
+            c.clear();
+        }
         self.changelog_offset = None;
     }
 
-    /// The number of keys.
+    /// The number of keys (cached writes included).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        let Some(c) = self.cache.as_ref() else {
+            return self.entries.len();
+        };
+        let mut n = self.entries.len();
+        for (k, v) in c.sorted() {
+            match (self.entries.contains_key(k), v.is_some()) {
+                (false, true) => n += 1,
+                (true, false) => n -= 1,
+                _ => {}
+            }
+        }
+        n
     }
 
     /// Whether the store holds no key.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
-    /// Keys and values (without timestamps), in key order.
+    /// Keys and values (without timestamps), in key order, cached writes included.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
         let timestamped = self.format == StoreFormat::TimestampedKeyValue;
-        self.entries.iter().map(move |(k, v)| {
+        let stored = self.entries.iter().map(move |(k, v)| {
             let v = if timestamped {
                 v.get(8..).unwrap_or_default()
             } else {
                 v.as_slice()
             };
-            (k.as_slice(), v)
-        })
+            (k.as_slice(), Some(v))
+        });
+        let cached = self
+            .cache
+            .as_ref()
+            .map(NamedCache::sorted)
+            .unwrap_or_default();
+        Merge {
+            stored: stored.peekable(),
+            cached: cached.into_iter().peekable(),
+        }
+    }
+}
+
+/// A key with its value, `None` for a delete.
+type Entry<'a> = (&'a [u8], Option<&'a [u8]>);
+
+/// The store's entries overlaid with the cache's (both in key order); a cached delete hides
+/// the stored entry.
+struct Merge<'a, S: Iterator<Item = Entry<'a>>> {
+    stored: std::iter::Peekable<S>,
+    cached: std::iter::Peekable<std::vec::IntoIter<Entry<'a>>>,
+}
+
+impl<'a, S: Iterator<Item = Entry<'a>>> Iterator for Merge<'a, S> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let next = match (self.stored.peek(), self.cached.peek()) {
+                (None, None) => return None,
+                (Some(_), None) => self.stored.next(),
+                (None, Some(_)) => self.cached.next(),
+                (Some(s), Some(c)) => match s.0.cmp(c.0) {
+                    std::cmp::Ordering::Less => self.stored.next(),
+                    std::cmp::Ordering::Greater => self.cached.next(),
+                    std::cmp::Ordering::Equal => {
+                        self.stored.next();
+                        self.cached.next()
+                    }
+                },
+            };
+            if let Some((k, Some(v))) = next {
+                return Some((k, v));
+            }
+        }
     }
 }
 
@@ -235,6 +448,10 @@ impl StateStore for KeyValueStore {
         self
     }
 
+    fn flush_cache(&mut self) {
+        KeyValueStore::flush_cache(self);
+    }
+
     fn checkpoint(&mut self, offset: i64) {
         KeyValueStore::checkpoint(self, offset);
     }
@@ -254,6 +471,7 @@ mod tests {
     use crate::common::TopicPartition;
     use crate::producer::ProducerRecord;
     use crate::state::changelog_topic;
+    use crate::state::ThreadCache;
 
     const TS: i64 = 1_700_000_000_000;
 
@@ -406,6 +624,66 @@ mod tests {
             (Some(2), Some(TS + 1))
         );
         assert!(recs.iter().all(|r| r.headers.is_empty()));
+    }
+
+    struct Seen(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl CacheFlushListener for Seen {
+        fn on_flush(&mut self, key: &[u8], new: Option<&[u8]>, old: Option<&[u8]>, ts: i64) {
+            let s = |v: Option<&[u8]>| v.map(|v| String::from_utf8_lossy(v).into_owned());
+            let k = String::from_utf8_lossy(key);
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("{k} {:?}<-{:?} @{ts}", s(new), s(old)));
+        }
+    }
+
+    /// Reads, iteration and length see cached writes; a flush writes each dirty key once
+    /// (the timestamped layout kept), tells the listener old and new values, and skips a
+    /// delete of a key that never was (Java's `putAndMaybeForward`).
+    #[test]
+    fn a_cached_store_reads_its_cache_and_flushes_each_key_once() {
+        let cache = ThreadCache::new(1 << 20);
+        let mut s = KeyValueStore::new("t", StoreFormat::TimestampedKeyValue).with_cache(&cache);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        s.apply_changelog(0, b"b", Some(b"0"), 1);
+        s.apply_changelog(1, b"c", Some(b"0"), 1);
+        s.set_flush_listener(Box::new(Seen(seen.clone())));
+        s.put(b"a", Some(b"1"), 5);
+        s.put(b"a", Some(b"2"), 6);
+        s.put(b"c", None, 7);
+        s.put(b"z", None, 8);
+        assert_eq!(s.get_with_timestamp(b"a"), Some((&b"2"[..], 6)));
+        assert_eq!(s.get(b"c"), None, "a cached delete hides the stored value");
+        let all: Vec<_> = s.iter().collect();
+        assert_eq!(all, vec![(&b"a"[..], &b"2"[..]), (&b"b"[..], &b"0"[..])]);
+        assert_eq!(s.len(), 2);
+        assert!(s.take_changelog().is_empty());
+        s.flush_cache();
+        let log = s.take_changelog();
+        let keys: Vec<_> = log
+            .iter()
+            .map(|r| (r.key.clone(), r.value.clone(), r.timestamp))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (b"a".to_vec(), Some(b"2".to_vec()), 6),
+                (b"c".to_vec(), None, 7)
+            ]
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec!["a Some(\"2\")<-None @6", "c None<-Some(\"0\") @7"]
+        );
+        assert_eq!(hex(s.entries.get(&b"a"[..]).unwrap()), "000000000000000632");
+        assert_eq!(s.len(), 2);
+        s.flush_cache();
+        assert!(s.take_changelog().is_empty(), "flushed once");
+        assert!(cache.size_bytes() > 0);
+        s.clear();
+        assert_eq!(cache.size_bytes(), 0);
     }
 
     #[test]

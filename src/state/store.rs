@@ -96,6 +96,10 @@ pub trait StateStore: Send + Any {
         }
         Ok(())
     }
+    /// Writes what the store's record cache holds dirty to the store and queues its
+    /// changelog records (the runtime calls it on every commit of the task, before the
+    /// offsets are committed). Nothing by default (no cache).
+    fn flush_cache(&mut self) {}
     /// The store as [`Any`], to reach its own type (`downcast_ref`).
     fn as_any(&self) -> &dyn Any;
     /// The store as [`Any`], to reach its own type (`downcast_mut`).
