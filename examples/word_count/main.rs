@@ -39,12 +39,14 @@ struct Args {
     output: String,
     partitions: i32,
     commit_ms: u64,
+    cache_max_bytes: Option<u64>,
     quiet: bool,
     stdin_lines: bool,
 }
 
 const USAGE: &str = "usage: word_count [--bootstrap-server HOST:PORT] [--application-id ID] \
-[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--quiet] [--no-stdin-input]";
+[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--cache-max-bytes N] [--quiet] \
+[--no-stdin-input]";
 
 fn env_or(key: &str, default: &str) -> String {
     std::env::var(key).unwrap_or_else(|_| default.to_string())
@@ -58,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
         output: env_or("KSG_OUTPUT", "streams-wordcount-output"),
         partitions: 2,
         commit_ms: 1000,
+        cache_max_bytes: None,
         quiet: false,
         stdin_lines: true,
     };
@@ -77,6 +80,10 @@ fn parse_args() -> Result<Args, String> {
             }
             "--commit-ms" => {
                 args.commit_ms = value()?.parse().map_err(|e| format!("--commit-ms: {e}"))?
+            }
+            "--cache-max-bytes" => {
+                let v = value()?.parse();
+                args.cache_max_bytes = Some(v.map_err(|e| format!("--cache-max-bytes: {e}"))?)
             }
             "--quiet" => args.quiet = true,
             "--no-stdin-input" => args.stdin_lines = false,
@@ -114,8 +121,11 @@ fn run(args: Args) -> Result<(), Error> {
         ],
         Duration::from_secs(30),
     )?;
-    let config = ProcessingConfig::new(args.bootstrap.clone(), args.application_id.clone())
+    let mut config = ProcessingConfig::new(args.bootstrap.clone(), args.application_id.clone())
         .commit_interval(Duration::from_millis(args.commit_ms));
+    if let Some(bytes) = args.cache_max_bytes {
+        config = config.cache_max_bytes(bytes); // statestore.cache.max.bytes (10 MiB unless set)
+    }
     let observer: Option<app::CountObserver> = if args.quiet {
         None
     } else {

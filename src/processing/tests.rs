@@ -566,3 +566,56 @@ fn a_lost_task_does_not_flush_its_cache() {
         "the dropped store's cache is given back"
     );
 }
+
+/// Issue 25, Must show 5, in the testkit: changelog records per input word of the count
+/// half of WordCount (one task, 20 commits over 20,000 words of a 1,000-word vocabulary,
+/// Zipf-like as a text's), with the cache on (default size) and off.
+#[test]
+fn changelog_records_per_word_with_and_without_the_cache() {
+    let mut ratios = Vec::new();
+    for cache in [crate::state::DEFAULT_CACHE_MAX_BYTES, 0] {
+        let mut h = Harness::new(Duration::from_secs(1));
+        h.thread
+            .state
+            .set_cache(crate::state::ThreadCache::new(cache));
+        h.assign(&[(0, ACTIVE)]);
+        h.step();
+        let mut seed = 7u64;
+        let mut distinct_per_commit = 0;
+        for _ in 0..20 {
+            let mut words = BTreeSet::new();
+            for ts in 0..1000 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Zipf-like: a word's rank is 1000^u for u uniform in [0, 1).
+                let u = (seed >> 11) as f64 / (1u64 << 53) as f64;
+                let rank = 1000f64.powf(u) as u32;
+                h.shared
+                    .append(&input(0), &format!("w{rank}"), Some(b"x"), ts);
+                words.insert(rank);
+            }
+            distinct_per_commit += words.len();
+            h.step();
+            let later = h.shared.lock().now.map(|n| n + Duration::from_millis(1100));
+            h.shared.lock().now = later;
+            h.step();
+        }
+        assert_eq!(h.thread.tasks.processed, 20_000);
+        let written = h.shared.log(&changelog(0)).len();
+        if cache > 0 {
+            assert_eq!(
+                written, distinct_per_commit,
+                "one record per key and commit"
+            );
+        }
+        ratios.push(written as f64 / 20_000.0);
+        eprintln!("cache.max.bytes={cache}: {written} changelog records for 20000 words");
+    }
+    eprintln!(
+        "changelog records per word: cache on {:.4}, off {:.4}",
+        ratios[0], ratios[1]
+    );
+    assert_eq!(ratios[1], 1.0, "without the cache, one record per update");
+    assert!(ratios[0] < ratios[1], "{ratios:?}");
+}
