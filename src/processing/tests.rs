@@ -529,6 +529,11 @@ fn a_revocation_flushes_the_cache_before_the_commit() {
     let commit = h.shared.position("commit in-0=3");
     assert!(flush.is_some() && flush < commit, "{:?}", h.shared.events());
     assert_eq!(h.shared.log(&changelog(0)).len(), 1);
+    assert_eq!(
+        h.thread.state.cache_bytes(),
+        0,
+        "a closed store gives its cache back"
+    );
     // Assigned again: the kept store is where its changelog is, nothing to restore.
     h.assign(&[(0, ACTIVE)]);
     h.step();

@@ -301,6 +301,14 @@ impl NamedCache {
         self.shrink(bytes);
     }
 
+    /// Gives the budget back when nothing is dirty (the store's task closed cleanly, as
+    /// Java closes a task's cache namespace); dirty entries keep everything.
+    pub(crate) fn release_clean(&mut self) {
+        if self.dirty.is_empty() {
+            self.clear();
+        }
+    }
+
     /// Every cached entry (`None` value = deleted), in key order.
     pub(crate) fn sorted(&self) -> Vec<(&[u8], Option<&[u8]>)> {
         let mut v: Vec<_> = self

@@ -315,7 +315,11 @@ impl KeyValueStore {
 
     /// Records that the store reflects its changelog up to `offset` (inclusive): every write
     /// was sent and acknowledged, as Java checkpoints an active task's produced offsets.
+    /// A clean cache's entries are dropped: the store is closed on this thread.
     pub(crate) fn checkpoint(&mut self, offset: i64) {
+        if let Some(c) = self.cache.as_mut() {
+            c.release_clean();
+        }
         self.changelog_offset = Some(offset);
     }
 
