@@ -26,8 +26,9 @@
 //! | 9 | client | `client`, `tls`, `connect` | connections, ApiVersions, bootstrap, coordinator lookup; a client from a [`ClientConfig`] |
 //! | 10 | cluster requests | `describe`, `admin` | one-shot requests over a client: describe a Streams group, create topics |
 //! | 11 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
-//! | 12 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent producer |
-//! | 13 | processing | `processing` | the Streams application runtime: tasks, stores, changelogs |
+//! | 12 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent and transactional producer |
+//! | 13 | state | `state` | the `StateStore` trait, the in-memory key-value store in Java's changelog format, change-logging through a sink, the record cache, changelog naming, restore |
+//! | 14 | processing | `processing` | the Streams application runtime: thread loop, tasks, state manager, record collector, interactive-query metadata |
 //!
 //! The pure cores (`protocol`, `topology`, `streams`) sit low because they need no I/O: the I/O layers
 //! above drive them. The heartbeat thread in `session` meets the core and the client:
@@ -65,6 +66,7 @@ pub mod runtime {
     pub use crate::session::*;
 }
 pub mod session;
+pub mod state;
 pub mod streams;
 pub mod tls;
 pub mod topology;

@@ -421,3 +421,20 @@ fn the_scanner_sees_paths_and_skips_comments_and_strings() {
     let want: Vec<(usize, String)> = want.iter().map(|(l, t)| (*l, t.to_string())).collect();
     assert_eq!(found, want);
 }
+
+/// Issue 22: the stores and their restore are a layer of their own, above the fetcher and
+/// the producer they use and below the processing runtime that owns them.
+#[test]
+fn state_sits_between_the_data_path_and_processing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let layers = layers(&fs::read_to_string(root.join("lib.rs")).expect("src/lib.rs"));
+    let n = |m: &str| {
+        layers
+            .get(m)
+            .unwrap_or_else(|| panic!("`{m}` is in no row of the layer table"))
+            .number
+    };
+    assert!(n("consumer") < n("state") && n("producer") < n("state"));
+    assert!(n("state") < n("processing"));
+    assert!(root.join("state").is_dir(), "src/state/ holds the stores");
+}

@@ -40,12 +40,13 @@ struct Args {
     partitions: i32,
     commit_ms: u64,
     threads: usize,
+    cache_max_bytes: Option<u64>,
     quiet: bool,
     stdin_lines: bool,
 }
 
 const USAGE: &str = "usage: word_count [--bootstrap-server HOST:PORT] [--application-id ID] \
-[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--threads N] [--quiet] \
+[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--threads N] [--cache-max-bytes N] [--quiet] \
 [--no-stdin-input]";
 
 fn env_or(key: &str, default: &str) -> String {
@@ -61,6 +62,7 @@ fn parse_args() -> Result<Args, String> {
         partitions: 2,
         commit_ms: 1000,
         threads: 1,
+        cache_max_bytes: None,
         quiet: false,
         stdin_lines: true,
     };
@@ -83,6 +85,10 @@ fn parse_args() -> Result<Args, String> {
             }
             "--threads" => {
                 args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?
+            }
+            "--cache-max-bytes" => {
+                let v = value()?.parse();
+                args.cache_max_bytes = Some(v.map_err(|e| format!("--cache-max-bytes: {e}"))?)
             }
             "--quiet" => args.quiet = true,
             "--no-stdin-input" => args.stdin_lines = false,
@@ -120,9 +126,12 @@ fn run(args: Args) -> Result<(), Error> {
         ],
         Duration::from_secs(30),
     )?;
-    let config = ProcessingConfig::new(args.bootstrap.clone(), args.application_id.clone())
+    let mut config = ProcessingConfig::new(args.bootstrap.clone(), args.application_id.clone())
         .commit_interval(Duration::from_millis(args.commit_ms))
         .num_stream_threads(args.threads);
+    if let Some(bytes) = args.cache_max_bytes {
+        config = config.cache_max_bytes(bytes); // statestore.cache.max.bytes (10 MiB unless set)
+    }
     let observer: Option<app::CountObserver> = if args.quiet {
         None
     } else {

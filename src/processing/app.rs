@@ -8,7 +8,7 @@ use crate::streams::{StreamsTaskId, StreamsTopology};
 
 use super::context::Processor;
 use super::lifecycle::{RuntimeState, StateListener};
-use super::store::StoreFormat;
+use crate::state::StoreFormat;
 
 /// Makes the processor of a task.
 pub type ProcessorFactory =
@@ -93,7 +93,7 @@ impl StreamsApp {
                 }
             })?;
             for (name, _) in stores {
-                let changelog = super::store::changelog_topic(application_id, name);
+                let changelog = crate::state::changelog_topic(application_id, name);
                 if !s.state_changelog_topics.iter().any(|t| t.name == changelog) {
                     return Err(Error::InvalidConfiguration {
                         field: "store",

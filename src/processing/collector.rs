@@ -4,40 +4,50 @@
 //! (at-least-once: flush, then commit the offsets). Exactly-once replaces that one function
 //! (send the offsets to the transaction, then commit the transaction).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::error::Error;
 use crate::producer::ProducerRecord;
 use crate::streams::commit::{CommitOffset, OffsetCommitOutcome, TopicPartition};
-use crate::streams::StreamsTaskId;
 
 use super::ports::{GroupPort, ProducePort, OP_TIMEOUT};
-use super::store::{changelog_topic, ChangelogRecord, StateStore};
+use super::state_manager::TaskStore;
+use crate::state::{ChangelogRecord, ChangelogSink};
 
 /// Sends records to sinks and changelogs, and commits.
 pub(crate) struct RecordCollector {
     producer: Box<dyn ProducePort + Send>,
-    application_id: String,
     /// Records sent by processors.
     pub(crate) sent: u64,
     /// Change-log records sent.
     pub(crate) changelog_records: u64,
-    /// Changelog topic per store name, computed once (`<application.id>-<store>-changelog`).
-    changelog_topics: HashMap<String, String>,
-    /// The changelog records of one store while they are sent (kept for its capacity).
-    changelog_buffer: Vec<ChangelogRecord>,
+}
+
+/// The collector bound to one store's changelog partition: the [`ChangelogSink`] the store's
+/// change-logging writes through (Java's `ChangeLoggingKeyValueBytesStore` →
+/// `RecordCollector.send`).
+struct ChangelogSender<'a> {
+    collector: &'a mut RecordCollector,
+    changelog: &'a TopicPartition,
+}
+
+impl ChangelogSink for ChangelogSender<'_> {
+    fn log_change(&mut self, record: ChangelogRecord) -> Result<(), Error> {
+        // Key and value move into the producer record; only the topic name is copied.
+        let r = record.into_producer_record(self.changelog);
+        self.collector.producer.send(r)?;
+        self.collector.changelog_records += 1;
+        Ok(())
+    }
 }
 
 impl RecordCollector {
-    pub(crate) fn new(producer: Box<dyn ProducePort + Send>, application_id: &str) -> Self {
+    pub(crate) fn new(producer: Box<dyn ProducePort + Send>) -> Self {
         RecordCollector {
             producer,
-            application_id: application_id.to_string(),
             sent: 0,
             changelog_records: 0,
-            changelog_topics: HashMap::new(),
-            changelog_buffer: Vec::new(),
         }
     }
 
@@ -48,44 +58,14 @@ impl RecordCollector {
     }
 
     /// Sends the change-log records `store` queued to its changelog partition (the task's
-    /// partition), as Java's change-logging store does after each write.
-    pub(crate) fn send_changelog(
-        &mut self,
-        task: &StreamsTaskId,
-        store: &mut dyn StateStore,
-    ) -> Result<(), Error> {
-        let mut records = std::mem::take(&mut self.changelog_buffer);
-        store.drain_changelog_into(&mut records);
-        if records.is_empty() {
-            self.changelog_buffer = records;
-            return Ok(());
-        }
-        let topic = match self.changelog_topics.get(store.name()) {
-            Some(t) => t,
-            None => {
-                let t = changelog_topic(&self.application_id, store.name());
-                self.changelog_topics
-                    .entry(store.name().to_string())
-                    .or_insert(t)
-            }
+    /// partition), as Java's change-logging store does after each write: the store writes
+    /// through this collector as its [`ChangelogSink`].
+    pub(crate) fn send_changelog(&mut self, store: &mut TaskStore) -> Result<(), Error> {
+        let mut sink = ChangelogSender {
+            collector: self,
+            changelog: &store.changelog,
         };
-        let mut failed = None;
-        // Each record moves into the producer (key and value are not copied again); after
-        // a failure the rest are dropped, as before.
-        for c in records.drain(..) {
-            match self
-                .producer
-                .send(c.into_producer_record_for(topic, task.partition))
-            {
-                Ok(_) => self.changelog_records += 1,
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
-        }
-        self.changelog_buffer = records;
-        failed.map_or(Ok(()), Err)
+        store.store.log_changes(&mut sink)
     }
 
     /// Sends the batches whose linger passed (the loop does it every iteration, as Java's

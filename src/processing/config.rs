@@ -49,6 +49,7 @@ pub struct ProcessingConfig {
     poll_wait: Duration,
     buffered_records: usize,
     threads: usize,
+    cache_max_bytes: u64,
     deserialization_handler: DeserializationHandler,
     replication_factor: Option<i16>,
     user_endpoint: Option<UserEndpoint>,
@@ -69,6 +70,7 @@ impl fmt::Debug for ProcessingConfig {
             .field("poll_wait", &self.poll_wait)
             .field("buffered_records", &self.buffered_records)
             .field("threads", &self.threads)
+            .field("cache_max_bytes", &self.cache_max_bytes)
             .field("deserialization_handler", &self.deserialization_handler)
             .field("replication_factor", &self.replication_factor)
             .field("user_endpoint", &self.user_endpoint)
@@ -108,6 +110,7 @@ impl ProcessingConfig {
             poll_wait: Duration::from_millis(100),
             buffered_records: DEFAULT_BUFFERED_RECORDS,
             threads: 1,
+            cache_max_bytes: crate::state::DEFAULT_CACHE_MAX_BYTES,
             deserialization_handler: DeserializationHandler::LogAndFail,
             replication_factor: None,
             user_endpoint: None,
@@ -135,6 +138,8 @@ impl ProcessingConfig {
     ///   [`num_stream_threads`](Self::num_stream_threads));
     ///   `buffered.records.per.partition` (at least 1,
     ///   [`buffered_records_per_partition`](Self::buffered_records_per_partition));
+    ///   `statestore.cache.max.bytes` (or the deprecated `cache.max.bytes.buffering`, which
+    ///   it overrides, as in Java): the record cache;
     ///   `default.deserialization.exception.handler` ([`DeserializationHandler`]);
     /// * refused unless its value is what this crate does, with the reason:
     ///   `processing.guarantee` (`at_least_once`; `exactly_once_v2` is not supported yet),
@@ -372,6 +377,19 @@ impl ProcessingConfig {
         &self.client
     }
 
+    /// `statestore.cache.max.bytes`: the record cache of the stream thread, shared by the
+    /// stores of its tasks (Java's default 10 MiB; 0 = off: every store update goes to the
+    /// changelog at once). Dirty entries are flushed on every commit and on eviction.
+    pub fn cache_max_bytes(mut self, bytes: u64) -> Self {
+        self.cache_max_bytes = bytes;
+        self
+    }
+
+    /// The record cache's size (`statestore.cache.max.bytes`).
+    pub fn get_cache_max_bytes(&self) -> u64 {
+        self.cache_max_bytes
+    }
+
     /// The commit interval.
     pub fn get_commit_interval(&self) -> Duration {
         self.commit_interval
@@ -468,6 +486,30 @@ mod tests {
         assert!(e.contains("group.protocol") && e.contains("streams"), "{e}");
         assert!(ProcessingConfig::from_properties([("bootstrap.servers", "h:1")]).is_err());
         assert!(ProcessingConfig::from_properties([("application.id", "a")]).is_err());
+    }
+
+    #[test]
+    fn statestore_cache_max_bytes_sets_the_record_cache() {
+        let default = with(&[]).unwrap();
+        assert_eq!(
+            default.get_cache_max_bytes(),
+            10 * 1024 * 1024,
+            "Java's default"
+        );
+        let off = with(&[("statestore.cache.max.bytes", "0")]).unwrap();
+        assert_eq!(off.get_cache_max_bytes(), 0);
+        let both = [
+            ("statestore.cache.max.bytes", "1024"),
+            ("cache.max.bytes.buffering", "2048"),
+        ];
+        assert_eq!(
+            with(&both).unwrap().get_cache_max_bytes(),
+            1024,
+            "the new key wins"
+        );
+        let old = with(&[("cache.max.bytes.buffering", "2048")]).unwrap();
+        assert_eq!(old.get_cache_max_bytes(), 2048);
+        assert!(err(&[("statestore.cache.max.bytes", "-1")]).contains("at least 0"));
     }
 
     #[test]

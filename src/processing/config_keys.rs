@@ -180,6 +180,8 @@ struct Reader {
     replication_factor: Option<Option<i16>>,
     buffered: Option<usize>,
     threads: Option<usize>,
+    cache: Option<u64>,
+    deprecated_cache: Option<u64>,
 }
 
 impl Reader {
@@ -206,13 +208,9 @@ impl Reader {
                 let n = number(k, v, 1)?;
                 self.buffered = Some(usize::try_from(n).unwrap_or(usize::MAX));
             }
-            "statestore.cache.max.bytes" | "cache.max.bytes.buffering" => {
-                if number(k, v, 0)? > 0 {
-                    log::info!(
-                        "{k}={v} ignored: there is no record cache here; every store update is \
-                         sent downstream and to the changelog (as with 0)"
-                    );
-                }
+            "statestore.cache.max.bytes" => self.cache = Some(number(k, v, 0)?.unsigned_abs()),
+            "cache.max.bytes.buffering" => {
+                self.deprecated_cache = Some(number(k, v, 0)?.unsigned_abs())
             }
             "topology.optimization" => check_optimization(v)?,
             _ if properties::CLIENT_KEYS.contains(&k) => {
@@ -254,6 +252,10 @@ impl Reader {
         }
         if let Some(h) = self.handler {
             c = c.deserialization_handler(h);
+        }
+        // Java: the deprecated key counts only when the new one is not set.
+        if let Some(bytes) = self.cache.or(self.deprecated_cache) {
+            c = c.cache_max_bytes(bytes);
         }
         if let Some(Some(rf)) = self.replication_factor {
             c = c.replication_factor(rf);

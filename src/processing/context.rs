@@ -1,15 +1,14 @@
 //! What application code sees while it processes a record: its task, the stores of its task
 //! and a way to send records to sink topics.
 
-use std::collections::BTreeMap;
-
 use crate::error::Error;
 use crate::producer::ProducerRecord;
 use crate::streams::StreamsTaskId;
 
 use super::collector::RecordCollector;
-use super::store::KeyValueStore;
+use super::state_manager::Stores;
 use super::task::InputRecord;
+use crate::state::{KeyValueStore, StateStore};
 
 /// Application code for one task: gets each input record of the task, in timestamp order
 /// across the task's partitions.
@@ -44,7 +43,7 @@ pub type Headers = [(Vec<u8>, Option<Vec<u8>>)];
 pub struct TaskContext<'a> {
     pub(crate) task: &'a StreamsTaskId,
     pub(crate) collector: &'a mut RecordCollector,
-    pub(crate) stores: &'a mut BTreeMap<String, KeyValueStore>,
+    pub(crate) stores: &'a mut Stores,
 }
 
 impl TaskContext<'_> {
@@ -100,19 +99,38 @@ impl TaskContext<'_> {
         self.collector.send(r)
     }
 
-    /// The task's store named `name` (restored before the first record); every write is sent
-    /// to its changelog partition (= the task's partition) after this record.
+    /// The task's key-value store named `name` (restored before the first record); every
+    /// write is sent to its changelog partition (= the task's partition) after this record.
+    /// The store is found by name through [`state_store`](Self::state_store).
     pub fn store(&mut self, name: &str) -> Result<&mut KeyValueStore, Error> {
         let task = self.task;
-        self.stores
-            .get_mut(name)
+        self.state_store(name)?
+            .as_any_mut()
+            .downcast_mut::<KeyValueStore>()
             .ok_or_else(|| Error::InvalidConfiguration {
+                field: "store",
+                reason: format!(
+                    "store {name:?} of task {task} is not a key-value store: reach it with \
+                     TaskContext::state_store and its own type"
+                ),
+            })
+    }
+
+    /// The task's store named `name`, whatever its kind (Java's
+    /// `ProcessorContext#getStateStore`); [`store`](Self::store) is the typed accessor of
+    /// the key-value store.
+    pub fn state_store(&mut self, name: &str) -> Result<&mut dyn StateStore, Error> {
+        let task = self.task;
+        match self.stores.get_mut(name) {
+            Some(s) => Ok(&mut *s.store),
+            None => Err(Error::InvalidConfiguration {
                 field: "store",
                 reason: format!(
                     "task {task} has no store named {name:?}: declare it with \
                      StreamsApp::store for subtopology {}",
                     task.subtopology_id
                 ),
-            })
+            }),
+        }
     }
 }

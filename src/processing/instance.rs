@@ -17,9 +17,10 @@ use super::app::StreamsApp;
 use super::config::ProcessingConfig;
 use super::lifecycle::{LocalTask, RuntimeState, StateListener};
 use super::ports::{GroupPort, HandleGroup};
-use super::store::KeyValueStore;
+use super::state_manager::key_value_stores;
 use super::thread::StreamThread;
 use super::workers::{build_member, member_config, AppParts, StateView, Worker};
+use crate::state::KeyValueStore;
 
 /// Progress counters of a [`ProcessingRuntime`] (summed over its stream threads).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -238,16 +239,14 @@ impl ProcessingRuntime {
     ) -> impl Iterator<Item = (&StreamsTaskId, StreamsTaskRole, &KeyValueStore)> {
         let t = &self.thread;
         let active = t.tasks.active.iter().flat_map(|(id, t)| {
-            t.stores
-                .values()
-                .map(move |s| (id, StreamsTaskRole::Active, s))
+            key_value_stores(&t.stores).map(move |s| (id, StreamsTaskRole::Active, s))
         });
         let standby = t.state.standby.iter().flat_map(|(id, stores)| {
             let role = match t.group.role_of(id) {
                 Some(StreamsTaskRole::Warmup) => StreamsTaskRole::Warmup,
                 _ => StreamsTaskRole::Standby,
             };
-            stores.values().map(move |s| (id, role, s))
+            key_value_stores(stores).map(move |s| (id, role, s))
         });
         active.chain(standby)
     }

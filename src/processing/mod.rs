@@ -7,8 +7,8 @@
 //! * [`StreamsApp`]: topology + stores + a processor factory per task.
 //! * [`Processor`] / [`TaskContext`]: application code per task; send to sinks, reach stores.
 //! * [`serde`]: Kafka's built-in serdes, byte-exact.
-//! * [`store`]: in-memory key-value stores in Kafka Streams' changelog format.
-//! * [`changelog`]: restore and standby reading of changelog partitions.
+//! * Stores, their changelog format and restore are in [`crate::state`] (re-exported here:
+//!   [`KeyValueStore`], [`StoreFormat`], [`ChangelogReader`], ...).
 //! * [`purge`]: DeleteRecords of consumed repartition records.
 //! * [`query`]: which instance hosts a key (interactive-query metadata).
 //!
@@ -16,6 +16,8 @@
 //! `examples/word_count/` (`app.rs` the topology and processors, `main.rs` the command line).
 
 mod app;
+/// The old path of [`ChangelogReader`]: now [`crate::state`].
+#[deprecated(since = "0.2.0", note = "moved to `kafka_streams_group::state`")]
 pub mod changelog;
 mod collector;
 mod config;
@@ -30,6 +32,8 @@ pub mod purge;
 pub mod query;
 pub mod serde;
 mod state_manager;
+/// The old path of the stores: now [`crate::state`].
+#[deprecated(since = "0.2.0", note = "moved to `kafka_streams_group::state`")]
 pub mod store;
 mod task;
 mod task_manager;
@@ -42,7 +46,6 @@ mod thread;
 mod workers;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
-pub use self::changelog::{ChangelogReader, RestoreSummary};
 pub use self::config::{
     GroupConfigHook, ProcessingConfig, DEFAULT_BUFFERED_RECORDS, DEFAULT_COMMIT_INTERVAL,
     DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE, POLL_WAIT_RANGE,
@@ -58,7 +61,8 @@ pub use self::query::{
     KeyQueryMetadata, QueryError, StreamPartitioner, StreamsClientMetadata, StreamsMetadataHandle,
 };
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
-pub use self::store::{
-    changelog_topic, ChangelogRecord, KeyValueStore, StateStore, StoreFormat, NO_TIMESTAMP,
-};
 pub use self::task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};
+pub use crate::state::{
+    changelog_topic, ChangelogReader, ChangelogRecord, KeyValueStore, RestoreSummary, StateStore,
+    StoreFormat, NO_TIMESTAMP,
+};

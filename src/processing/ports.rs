@@ -18,10 +18,9 @@ use crate::streams::{
     StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan, StreamsTaskRole, StreamsTaskRuntime,
 };
 
-use super::changelog::{ChangelogReader, RestoreSummary};
 use super::purge::RecordPurger;
-use super::store::{KeyValueStore, StateStore};
 use super::task::InputRecord;
+use crate::state::{ChangelogReader, RestoreSummary, StateStore};
 
 /// How long a commit, a flush, an offset fetch or a restore may take before the runtime
 /// gives up.
@@ -102,7 +101,7 @@ pub(crate) trait ChangelogPort {
     /// Applies what is available now to the standby stores; returns the records applied.
     fn catch_up(
         &mut self,
-        stores: &mut [(&TopicPartition, &mut KeyValueStore)],
+        stores: &mut [(&TopicPartition, &mut dyn StateStore)],
         deadline: Instant,
     ) -> Result<u64, Error>;
     /// The current end offset of `changelog`.
@@ -260,7 +259,7 @@ impl ChangelogPort for ChangelogReader {
 
     fn catch_up(
         &mut self,
-        stores: &mut [(&TopicPartition, &mut KeyValueStore)],
+        stores: &mut [(&TopicPartition, &mut dyn StateStore)],
         deadline: Instant,
     ) -> Result<u64, Error> {
         ChangelogReader::catch_up(self, stores, deadline)

@@ -14,11 +14,27 @@ use crate::streams::commit::TopicPartition;
 use crate::streams::{StreamsTaskId, StreamsTaskOffsets};
 
 use super::ports::{ChangelogPort, GroupPort, OP_TIMEOUT};
-use super::store::{changelog_topic, KeyValueStore, StateStore, StoreFormat};
 use super::task_offsets::task_offset_sums;
+use crate::state::{changelog_topic, KeyValueStore, StateStore, StoreFormat, ThreadCache};
+
+/// One store of a task with its changelog partition, named once when the store is made
+/// (every changelog record, restore and checkpoint of the store uses it).
+pub(crate) struct TaskStore {
+    /// The store, reached through the trait (a key-value store today).
+    pub(crate) store: Box<dyn StateStore>,
+    /// `<application.id>-<store>-changelog`, the task's partition.
+    pub(crate) changelog: TopicPartition,
+}
 
 /// The stores of one task, by name.
-pub(crate) type Stores = BTreeMap<String, KeyValueStore>;
+pub(crate) type Stores = BTreeMap<String, TaskStore>;
+
+/// The key-value stores among `stores`.
+pub(crate) fn key_value_stores(stores: &Stores) -> impl Iterator<Item = &KeyValueStore> {
+    stores
+        .values()
+        .filter_map(|s| s.store.as_any().downcast_ref::<KeyValueStore>())
+}
 
 /// How long the stores of a task revoked from this member are kept for a later assignment
 /// (Java's `state.cleanup.delay.ms` default: a task directory not owned for that long goes).
@@ -62,6 +78,8 @@ pub(crate) struct StateManager {
     app_id: String,
     declared: BTreeMap<String, Vec<(String, StoreFormat)>>,
     changelogs: Box<dyn ChangelogPort + Send>,
+    /// The thread's record cache, shared by the stores of its tasks.
+    cache: ThreadCache,
     /// Standby and warm-up tasks' stores, and those of standbys lost with a fencing.
     pub(crate) standby: BTreeMap<StreamsTaskId, Stores>,
     /// Standby tasks lost with a fencing and not assigned again yet.
@@ -87,6 +105,7 @@ impl StateManager {
             app_id: app_id.to_string(),
             declared,
             changelogs,
+            cache: ThreadCache::new(crate::state::DEFAULT_CACHE_MAX_BYTES),
             standby: BTreeMap::new(),
             orphaned: BTreeSet::new(),
             retained: BTreeMap::new(),
@@ -94,6 +113,25 @@ impl StateManager {
             restored: 0,
             standby_applied: 0,
         }
+    }
+
+    /// Uses `cache` (`statestore.cache.max.bytes`; Java's 10 MiB unless set) for the
+    /// stores it makes from now on.
+    pub(crate) fn with_cache(mut self, cache: ThreadCache) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The bytes the thread's record cache holds now.
+    #[cfg(test)]
+    pub(crate) fn cache_bytes(&self) -> usize {
+        self.cache.size_bytes()
+    }
+
+    /// Uses `cache` for the stores it makes from now on.
+    #[cfg(test)]
+    pub(crate) fn set_cache(&mut self, cache: ThreadCache) {
+        self.cache = cache;
     }
 
     /// Standby and warm-up tasks held for the group now (not the orphaned ones).
@@ -134,13 +172,13 @@ impl StateManager {
         task: &StreamsTaskId,
         stores: &mut Stores,
     ) -> Result<(), Error> {
-        for store in stores.values_mut() {
-            let tp = changelog_partition(&self.app_id, task, store.name());
+        for s in stores.values_mut() {
             let end = self
                 .changelogs
-                .end_offset(&tp, Instant::now() + OP_TIMEOUT)?;
+                .end_offset(&s.changelog, Instant::now() + OP_TIMEOUT)?;
             if end > 0 {
-                StateStore::checkpoint(store, end - 1);
+                log::trace!("task {task}: {} checkpointed at {}", s.changelog, end - 1);
+                s.store.checkpoint(end - 1);
             }
         }
         Ok(())
@@ -193,7 +231,15 @@ impl StateManager {
             .get(&task.subtopology_id)
             .map(|v| {
                 v.iter()
-                    .map(|(name, format)| (name.clone(), KeyValueStore::new(name.clone(), *format)))
+                    .map(|(name, format)| {
+                        let store = TaskStore {
+                            store: Box::new(
+                                KeyValueStore::new(name.clone(), *format).with_cache(&self.cache),
+                            ),
+                            changelog: changelog_partition(&self.app_id, task, name),
+                        };
+                        (name.clone(), store)
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -241,14 +287,13 @@ impl StateManager {
 
     fn read_up_to_end(&mut self, task: &StreamsTaskId, stores: &mut Stores) -> Result<u64, Error> {
         let mut n = 0;
-        for store in stores.values_mut() {
-            let tp = changelog_partition(&self.app_id, task, store.name());
-            let s = self
-                .changelogs
-                .restore(&tp, store, Instant::now() + OP_TIMEOUT)?;
+        for TaskStore { store, changelog } in stores.values_mut() {
+            let s =
+                self.changelogs
+                    .restore(changelog, &mut **store, Instant::now() + OP_TIMEOUT)?;
             n += s.records;
             log::info!(
-                "task {task}: store {} read from {tp} ({} records, offsets {}..{})",
+                "task {task}: store {} read from {changelog} ({} records, offsets {}..{})",
                 store.name(),
                 s.records,
                 s.start,
@@ -264,19 +309,11 @@ impl StateManager {
         if self.standby.is_empty() {
             return Ok(());
         }
-        let app_id = &self.app_id;
-        let tps: Vec<TopicPartition> = self
+        let mut pairs: Vec<(&TopicPartition, &mut dyn StateStore)> = self
             .standby
-            .iter()
-            .flat_map(|(task, stores)| {
-                stores
-                    .values()
-                    .map(move |s| changelog_partition(app_id, task, s.name()))
-            })
-            .collect();
-        let mut pairs: Vec<(&TopicPartition, &mut KeyValueStore)> = tps
-            .iter()
-            .zip(self.standby.values_mut().flat_map(|s| s.values_mut()))
+            .values_mut()
+            .flat_map(|s| s.values_mut())
+            .map(|TaskStore { store, changelog }| (&*changelog, &mut **store))
             .collect();
         self.standby_applied += self.changelogs.catch_up(&mut pairs, deadline)?;
         Ok(())
@@ -292,14 +329,16 @@ impl StateManager {
         let offsets = self.standby.iter().chain(kept).map(|(task, stores)| {
             (
                 task,
-                stores.values().map(|s| s.changelog_offset()).collect(),
+                stores
+                    .values()
+                    .map(|s| s.store.changelog_offset())
+                    .collect(),
             )
         });
         let ends = self.standby.iter().map(|(task, stores)| {
-            let ends = stores.values().map(|s| {
-                let tp = changelog_partition(&self.app_id, task, s.name());
-                self.changelogs.known_end_offset(&tp)
-            });
+            let ends = stores
+                .values()
+                .map(|s| self.changelogs.known_end_offset(&s.changelog));
             (task, ends.collect())
         });
         task_offset_sums(offsets, ends)

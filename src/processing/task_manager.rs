@@ -335,7 +335,7 @@ impl TaskManager {
                 })?;
                 t.initialized = true;
                 for store in t.stores.values_mut() {
-                    collector.send_changelog(task, store)?;
+                    collector.send_changelog(store)?;
                 }
             }
             while let Some(record) = t.group.next_record() {
@@ -349,7 +349,7 @@ impl TaskManager {
                 let result = t.processor.process(&mut ctx, &record);
                 let skipped = self.deserialization.decide(result, task, &record)?;
                 for store in t.stores.values_mut() {
-                    collector.send_changelog(task, store)?;
+                    collector.send_changelog(store)?;
                 }
                 // Committable only now: a failed record is processed again after a restart.
                 t.group.processed(&record);
@@ -371,7 +371,13 @@ impl TaskManager {
     ) -> Result<(), Error> {
         let mut offsets: BTreeMap<TopicPartition, CommitOffset> = BTreeMap::new();
         for id in tasks {
-            if let Some(t) = self.active.get(id) {
+            if let Some(t) = self.active.get_mut(id) {
+                // Java's `prepareCommit`: the record caches are flushed to the stores and
+                // their changelogs before the producer is flushed and the offsets committed.
+                for store in t.stores.values_mut() {
+                    store.store.flush_cache();
+                    collector.send_changelog(store)?;
+                }
                 offsets.extend(t.group.committable());
             }
         }

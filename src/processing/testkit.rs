@@ -15,15 +15,14 @@ use crate::streams::commit::{
 };
 use crate::streams::{StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan, StreamsTaskRole};
 
-use super::changelog::RestoreSummary;
 use super::collector::RecordCollector;
 use super::context::{Processor, TaskContext};
 use super::ports::{ChangelogPort, Clock, GroupNews, GroupPort, InputPort, ProducePort, PurgePort};
 use super::state_manager::StateManager;
-use super::store::{KeyValueStore, StateStore, StoreFormat};
 use super::task::InputRecord;
 use super::task_manager::TaskManager;
 use super::thread::{Cadence, StreamThread};
+use crate::state::{KeyValueStore, RestoreSummary, StateStore, StoreFormat};
 
 /// The application id of the harness.
 pub(crate) const APP: &str = "app";
@@ -325,7 +324,7 @@ impl ChangelogPort for FakeChangelogs {
 
     fn catch_up(
         &mut self,
-        stores: &mut [(&TopicPartition, &mut KeyValueStore)],
+        stores: &mut [(&TopicPartition, &mut dyn StateStore)],
         _deadline: Instant,
     ) -> Result<u64, Error> {
         let mut n = 0;
@@ -373,8 +372,9 @@ impl ProducePort for FakeProducer {
     }
 
     fn flush(&mut self, _deadline: Instant) -> Result<(), Error> {
+        let n = self.queued.len();
         self.deliver();
-        self.shared.event("flush");
+        self.shared.event(format!("flush ({n} records)"));
         Ok(())
     }
 }
@@ -504,13 +504,10 @@ impl Harness {
                     shared: shared.clone(),
                 }),
             ),
-            RecordCollector::new(
-                Box::new(FakeProducer {
-                    shared: shared.clone(),
-                    queued: Vec::new(),
-                }),
-                APP,
-            ),
+            RecordCollector::new(Box::new(FakeProducer {
+                shared: shared.clone(),
+                queued: Vec::new(),
+            })),
             Box::new(FakePurger),
             Box::new(ManualClock(shared.clone())),
             Cadence {
@@ -549,6 +546,7 @@ impl Harness {
 
     /// The store of task `0_p` held as active.
     pub(crate) fn active_store(&self, p: i32) -> Option<&KeyValueStore> {
-        self.thread.tasks.active.get(&task(p))?.stores.get(STORE)
+        let s = self.thread.tasks.active.get(&task(p))?.stores.get(STORE)?;
+        s.store.as_any().downcast_ref()
     }
 }

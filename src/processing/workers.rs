@@ -20,10 +20,10 @@ use crate::consumer::{Fetcher, FetcherConfig, OffsetReset};
 use crate::error::Error;
 use crate::producer::{Producer, ProducerConfig};
 use crate::session::{StreamsGroupConfig, StreamsGroupSession};
+use crate::state::{ChangelogReader, StoreFormat, ThreadCache};
 use crate::streams::{StreamsTaskId, StreamsTaskRuntime, StreamsTopology};
 
 use super::app::ProcessorFactory;
-use super::changelog::ChangelogReader;
 use super::collector::RecordCollector;
 use super::config::ProcessingConfig;
 use super::context::Processor;
@@ -33,7 +33,6 @@ use super::lifecycle::{Lifecycle, LocalTask, RuntimeState, StateListener};
 use super::ports::{HandleGroup, SystemClock};
 use super::purge::RecordPurger;
 use super::state_manager::StateManager;
-use super::store::StoreFormat;
 use super::task_manager::TaskManager;
 use super::thread::{Cadence, StreamThread};
 
@@ -117,8 +116,12 @@ pub(crate) fn build_member(
     );
     let tasks = TaskManager::new(factory, repartition_topics)
         .with_deserialization_handler(config.get_deserialization_handler());
-    let state = StateManager::new(app_id, parts.stores.clone(), Box::new(reader));
-    let collector = RecordCollector::new(Box::new(producer), app_id);
+    let state = StateManager::new(app_id, parts.stores.clone(), Box::new(reader))
+        // Java divides statestore.cache.max.bytes evenly among the stream threads.
+        .with_cache(ThreadCache::new(
+            config.get_cache_max_bytes() / config.get_num_stream_threads() as u64,
+        ));
+    let collector = RecordCollector::new(Box::new(producer));
     let cadence = Cadence {
         poll_wait: config.get_poll_wait(),
         commit_interval: config.get_commit_interval(),
