@@ -10,11 +10,12 @@ use common::peer::{Peer, PeerOptions};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
+use kafka_streams_group::streams::commit::TopicPartition as FetchTp;
 use kafka_streams_group::{
     describe_streams_group, ClientConfig, CommitOffset, OffsetFetchOutcome, StreamsGroupConfig,
     StreamsGroupSession, StreamsGroupSessionHandle, StreamsTaskId, StreamsTaskRole,
@@ -59,40 +60,44 @@ fn committed(handle: &StreamsGroupSessionHandle, tp: &TopicPartition) -> Option<
     }
 }
 
-/// The keys of every record on partition 0 of `topic` (Kafka's console consumer, from the
-/// earliest offset, assigned: no consumer group).
-fn topic_keys(cluster: &common::Cluster, topic: &str) -> Vec<String> {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .args([
-            "tool",
-            "org.apache.kafka.tools.consumer.ConsoleConsumer",
-            "--bootstrap-server",
-            cluster.plaintext(),
-            "--topic",
-            topic,
-            "--partition",
-            "0",
-            "--offset",
-            "earliest",
-            "--timeout-ms",
-            "5000",
-            "--property",
-            "print.key=true",
-            "--property",
-            "print.value=false",
-        ])
-        .env("KSG_RUN_DIR", cluster.value("KSG_RUN_DIR"))
-        .env("KSG_KAFKA_VERSION", cluster.value("KSG_KAFKA_VERSION"))
-        .stdin(Stdio::null())
-        .output()
-        .expect("run ConsoleConsumer");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty() && !l.contains(' '))
-        .collect()
+/// The keys of the records on partition 0 of `topic`, read from the earliest offset with the
+/// library's fetcher (assigned: no consumer group) until every key of `want` has been seen.
+///
+/// This waits on the event (the records being there), not on a time. It replaces one run of
+/// Kafka's ConsoleConsumer with `--timeout-ms 5000`, which failed on a loaded machine with no
+/// keys at all: that window starts with the tool's first poll and so includes its own cold
+/// bootstrap (metadata, ListOffsets, first fetch), which under load can take longer than the
+/// window, and the tool then exits empty although the records are on the topic. `within`
+/// only decides when to call it a failure (30 s, the bound this test gives Java's commit;
+/// the output is normally there within a few hundred ms of the input commit); the keys read
+/// by then are returned for the caller's message. Output records keep the order of the
+/// input (one partition all the way), so records Java would have made from v0..v2 come
+/// before those of v3, v4 and are among the keys returned.
+fn keys_until(
+    cluster: &common::Cluster,
+    topic: &str,
+    want: &[&str],
+    within: Duration,
+) -> Vec<String> {
+    let config = FetcherConfig::new(ClientConfig::new(cluster.plaintext()))
+        .auto_offset_reset(OffsetReset::Earliest)
+        .fetch_max_wait(Duration::from_millis(100));
+    let mut fetcher = Fetcher::connect(config, T).expect("fetcher connects");
+    fetcher.assign([FetchTp::new(topic.to_string(), 0)]);
+    let deadline = Instant::now() + within;
+    let mut keys: Vec<String> = Vec::new();
+    while !want.iter().all(|w| keys.iter().any(|k| k == w)) && Instant::now() < deadline {
+        let parts = fetcher
+            .poll(deadline.min(Instant::now() + Duration::from_millis(500)))
+            .expect("poll the output");
+        for part in parts {
+            part.for_each_record(|r| {
+                keys.push(String::from_utf8_lossy(r.key.unwrap_or_default()).to_string())
+            })
+            .expect("decode the output");
+        }
+    }
+    keys
 }
 
 /// Polls the Java peer's running active tasks every 50 ms on its own thread, recording when
@@ -309,6 +314,7 @@ fn offsets_move_both_ways_and_java_waits_for_the_rust_release() {
         );
         std::thread::sleep(Duration::from_millis(200));
     };
+    let java_committed_at = Instant::now();
     // Java's own account of its position: its consumer logs where it started the partition.
     let peer_log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{group}-peer.log"));
     let log = std::fs::read_to_string(&peer_log).expect("peer log");
@@ -324,8 +330,18 @@ fn offsets_move_both_ways_and_java_waits_for_the_rust_release() {
         position.contains("FetchPosition{offset=3,"),
         "Java did not resume at the Rust commit: {position}"
     );
-    let out_keys = topic_keys(&cluster, &format!("{group}-out"));
-    note(&format!("Java's output keys: {out_keys:?}"));
+    // Java's input commit (5) says v3, v4 reached the repartition topic, not yet the output:
+    // the counts come out once task 1_0 has processed them, so wait for them to be there.
+    let out_keys = keys_until(
+        &cluster,
+        &format!("{group}-out"),
+        &["v3", "v4"],
+        Duration::from_secs(30),
+    );
+    note(&format!(
+        "Java's output keys: {out_keys:?} ({} ms after its input commit was seen)",
+        java_committed_at.elapsed().as_millis()
+    ));
     assert!(
         out_keys.contains(&"v3".to_string()) && out_keys.contains(&"v4".to_string()),
         "Java did not process v3, v4: {out_keys:?}"
