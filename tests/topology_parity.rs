@@ -14,6 +14,8 @@
 
 #[path = "topology_parity/dsl_corpus.rs"]
 mod dsl_corpus;
+#[path = "support/heartbeat_json.rs"]
+mod heartbeat_json;
 #[path = "topology_parity/papi_corpus.rs"]
 mod papi_corpus;
 
@@ -21,9 +23,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
 
+use heartbeat_json::{first_difference, to_json};
 use kafka_streams_group::topology::{HeartbeatTopologyOptions, TopologyBuilder};
-use kafka_streams_group::{JavaHashSetSizing, StreamsTopology};
-use serde_json::{json, Value};
+use kafka_streams_group::JavaHashSetSizing;
+use serde_json::Value;
 
 /// One program of the corpus: its name (as in the Java corpus) and how to build it.
 pub type Program = (&'static str, fn() -> TopologyBuilder);
@@ -95,55 +98,6 @@ fn run_java() -> (String, BTreeMap<String, JavaOutput>) {
     (version, programs)
 }
 
-/// `topology` as `StreamsGroupHeartbeatRequestDataJsonConverter` writes it.
-fn to_json(topology: &StreamsTopology) -> Value {
-    let info = |t: &kafka_streams_group::TopicInfo| {
-        json!({
-            "name": t.name, "partitions": t.partitions, "replicationFactor": t.replication_factor,
-            "topicConfigs": t.topic_configs.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
-        })
-    };
-    json!({
-        "epoch": 0,
-        "subtopologies": topology.subtopologies.iter().map(|s| json!({
-            "subtopologyId": s.id,
-            "sourceTopics": s.source_topics,
-            "sourceTopicRegex": [],
-            "stateChangelogTopics": s.state_changelog_topics.iter().map(info).collect::<Vec<_>>(),
-            "repartitionSinkTopics": s.repartition_sink_topics,
-            "repartitionSourceTopics": s.repartition_source_topics.iter().map(info).collect::<Vec<_>>(),
-            "copartitionGroups": s.copartition_groups.iter().map(|g| json!({
-                "sourceTopics": g.source_topics,
-                "sourceTopicRegex": [],
-                "repartitionSourceTopics": g.repartition_source_topics,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
-}
-
-/// The first path where two JSON values differ.
-fn json_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            keys.into_iter().find_map(|k| {
-                json_difference(
-                    x.get(k).unwrap_or(&Value::Null),
-                    y.get(k).unwrap_or(&Value::Null),
-                    &format!("{path}.{k}"),
-                )
-            })
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .enumerate()
-            .find_map(|(i, (p, q))| json_difference(p, q, &format!("{path}[{i}]"))),
-        _ if a == b => None,
-        _ => Some(format!("{path}: rust {a} / java {b}")),
-    }
-}
-
 /// The first line where two texts differ, with both lines.
 fn text_difference(ours: &str, theirs: &str) -> Option<String> {
     if ours == theirs {
@@ -177,7 +131,7 @@ fn compare(
     options.java_hash_set_sizing = sizing;
     match (builder.streams_topology(&options), &java.heartbeat) {
         (Ok(ours), Ok(theirs)) => {
-            if let Some(d) = json_difference(&to_json(&ours), theirs, "topology") {
+            if let Some(d) = first_difference(&to_json(&ours), theirs, "topology") {
                 failures.push(format!("{name}: heartbeat {d}"));
             }
         }
