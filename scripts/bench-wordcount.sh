@@ -18,7 +18,9 @@
 # memory (Stores.inMemoryKeyValueStore, caching disabled), HEAP the -Xmx (default: the peer's
 # 256m); each is reported as java-STORE[@HEAP]. E.g. --java-stores "memory rocksdb memory@32m".
 #
-# Words/s = output records (one count update per word, no record cache on either side) per
+# Words/s = output records (one count update per word, the record cache off on both sides:
+# the Java peer sets statestore.cache.max.bytes=0, and the Rust instance is run with
+# --cache-max-bytes 0 when its binary has the flag, so both write every update) per
 # second between the first and the last output record, as seen by examples/word_count_watch.rs
 # (so JVM start, joining and topic creation are not counted). RSS = peak resident set of the
 # instance's process, sampled every 0.2 s, with its peak open fds, threads and established TCP
@@ -48,7 +50,7 @@ while [ $# -gt 0 ]; do
     --java-stores) java_stores=$2; shift 2 ;;
     --threads2) threads2=1; shift ;;
     --baseline-bin) baseline_bin_given=$2; shift 2 ;;
-    *) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 log() { printf '[bench-wordcount] %s\n' "$*" >&2; }
@@ -130,6 +132,11 @@ run_one() { # impl rep  (impl: rust, baseline, java or java-STORE[@HEAP])
     local bin=./target/release/examples/word_count extra=()
     [ "$impl" = baseline ] && bin=$baseline_bin
     [ "$impl" = rust2 ] && extra=(--threads 2)
+    # Like for like with the Java peer, which runs with its record cache off; an older
+    # baseline binary has no cache and no such flag.
+    # (--help exits 2, so its text is taken first: under pipefail the pipe would fail.)
+    local usage; usage=$("$bin" --help 2>&1 || true)
+    if grep -q -- --cache-max-bytes <<<"$usage"; then extra+=(--cache-max-bytes 0); fi
     "$bin" --bootstrap-server "$bootstrap" --application-id "$app" \
       --input "$input" --output "$out" --partitions "$partitions" --commit-ms 1000 --quiet \
       --no-stdin-input "${extra[@]}" < "$work/ctl" > "$work/$impl.log" 2>&1 &
