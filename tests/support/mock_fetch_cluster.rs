@@ -6,8 +6,9 @@
 //! It answers ApiVersions (Metadata, ListOffsets, Fetch, OffsetForLeaderEpoch; a node can be
 //! told not to advertise Fetch), Metadata (every node; topic `t`, id [`TOPIC_ID`], with the
 //! leaders and epochs the test sets), ListOffsets (offset 0 for every partition) and Fetch
-//! and OffsetForLeaderEpoch through closures the test sets. Dropping the mock stops and joins
-//! every thread.
+//! and OffsetForLeaderEpoch through closures the test sets. For producers: InitProducerId
+//! through a closure (default: producer id 4000 + node, epoch 0) and Produce (every partition
+//! acknowledged at base offset 0). Dropping the mock stops and joins every thread.
 #![allow(dead_code)]
 
 use std::io::{ErrorKind, Read, Write};
@@ -21,6 +22,9 @@ use kafka_streams_group::protocol::api::api_versions::{
     ApiVersion, ApiVersionsRequest, ApiVersionsResponse,
 };
 use kafka_streams_group::protocol::api::fetch::{FetchRequest, FetchResponse};
+use kafka_streams_group::protocol::api::init_producer_id::{
+    InitProducerIdRequest, InitProducerIdResponse,
+};
 use kafka_streams_group::protocol::api::list_offsets::{
     ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
 };
@@ -30,6 +34,9 @@ use kafka_streams_group::protocol::api::metadata::{
 };
 use kafka_streams_group::protocol::api::offset_for_leader_epoch::{
     OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse,
+};
+use kafka_streams_group::protocol::api::produce::{
+    PartitionProduceResponse, ProduceRequest, ProduceResponse, TopicProduceResponse,
 };
 use kafka_streams_group::protocol::frame::{
     decode_request_frame, encode_response_frame, FrameDecoder,
@@ -43,6 +50,7 @@ pub const TOPIC_ID: Uuid = Uuid([9; 16]);
 const TICK: Duration = Duration::from_millis(5);
 
 type FetchFn = Box<dyn FnMut(i32, &FetchRequest) -> FetchResponse + Send>;
+type InitPidFn = Box<dyn FnMut(i32) -> InitProducerIdResponse + Send>;
 type EpochFn =
     Box<dyn FnMut(i32, &OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse + Send>;
 
@@ -53,6 +61,7 @@ struct State {
     no_fetch: Vec<i32>,
     fetch: FetchFn,
     epochs: EpochFn,
+    init_pid: InitPidFn,
     /// (node, api key) of every request, in arrival order.
     log: Vec<(i32, i16)>,
     /// How long each node holds its Fetch answers (outside the state lock, so that nodes
@@ -99,6 +108,10 @@ impl MockFetchCluster {
                 no_fetch: Vec::new(),
                 fetch: Box::new(|_, _| FetchResponse::default()),
                 epochs: Box::new(|_, _| OffsetForLeaderEpochResponse::default()),
+                init_pid: Box::new(|node| InitProducerIdResponse {
+                    producer_id: 4000 + i64::from(node),
+                    ..InitProducerIdResponse::default()
+                }),
                 log: Vec::new(),
                 fetch_delay: Vec::new(),
                 dead: Vec::new(),
@@ -162,6 +175,24 @@ impl MockFetchCluster {
             + 'static,
     ) {
         lock(&self.inner.state).epochs = Box::new(f);
+    }
+
+    /// Answers every InitProducerId with `f(node)`.
+    pub fn on_init_producer_id(
+        &self,
+        f: impl FnMut(i32) -> InitProducerIdResponse + Send + 'static,
+    ) {
+        lock(&self.inner.state).init_pid = Box::new(f);
+    }
+
+    /// The nodes that got a request of `api_key`, in arrival order.
+    pub fn nodes_of(&self, api_key: i16) -> Vec<i32> {
+        lock(&self.inner.state)
+            .log
+            .iter()
+            .filter(|(_, k)| *k == api_key)
+            .map(|(n, _)| *n)
+            .collect()
     }
 
     /// How many requests of `api_key` arrived (at any node).
@@ -242,6 +273,10 @@ fn serve(mut s: TcpStream, node: i32, inner: &Inner) {
                         (lock(&inner.state).epochs)(node, r)
                     })
                 }
+                k if k == InitProducerIdRequest::API_KEY => {
+                    answer::<InitProducerIdRequest>(&frame, |_| (lock(&inner.state).init_pid)(node))
+                }
+                k if k == ProduceRequest::API_KEY => produce(&frame),
                 _ => None,
             };
             match answer {
@@ -280,6 +315,16 @@ fn api_versions(frame: &[u8], node: i32, inner: &Inner) -> Option<Vec<u8>> {
                 OffsetForLeaderEpochRequest::API_KEY,
                 OffsetForLeaderEpochRequest::MIN_VERSION,
                 OffsetForLeaderEpochRequest::MAX_VERSION,
+            ),
+            (
+                InitProducerIdRequest::API_KEY,
+                InitProducerIdRequest::MIN_VERSION,
+                InitProducerIdRequest::MAX_VERSION,
+            ),
+            (
+                ProduceRequest::API_KEY,
+                ProduceRequest::MIN_VERSION,
+                ProduceRequest::MAX_VERSION,
             ),
         ];
         if !no_fetch {
@@ -364,5 +409,29 @@ fn list_offsets(frame: &[u8]) -> Option<Vec<u8>> {
             })
             .collect(),
         ..ListOffsetsResponse::default()
+    })
+}
+
+/// Acknowledges every partition of a Produce at base offset 0.
+fn produce(frame: &[u8]) -> Option<Vec<u8>> {
+    answer::<ProduceRequest>(frame, |req| ProduceResponse {
+        responses: req
+            .topic_data
+            .iter()
+            .map(|t| TopicProduceResponse {
+                name: t.name.clone(),
+                topic_id: t.topic_id,
+                partition_responses: t
+                    .partition_data
+                    .iter()
+                    .map(|p| PartitionProduceResponse {
+                        index: p.index,
+                        base_offset: 0,
+                        ..PartitionProduceResponse::default()
+                    })
+                    .collect(),
+            })
+            .collect(),
+        ..ProduceResponse::default()
     })
 }
