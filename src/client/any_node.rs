@@ -1,5 +1,5 @@
 //! Choosing the node for a request any broker can answer (InitProducerId without a
-//! transactional id, FindCoordinator), so that its retries spread over the cluster.
+//! transactional id; FindCoordinator's retries), so that its retries spread over the cluster.
 //!
 //! [`BrokerTarget::Any`] is the bootstrap connection or the first open node: a caller that
 //! retries against it asks the same broker again and again. That broker may be the one that
@@ -114,6 +114,12 @@ impl Client {
         if self.brokers.is_empty() {
             self.metadata(Some(&[]), deadline)?;
         }
+        Ok(self.known_node(rotation))
+    }
+
+    /// The node `rotation` picks among the brokers known so far (no request), or
+    /// [`BrokerTarget::Any`] if none is known.
+    pub fn known_node(&self, rotation: &NodeRotation) -> BrokerTarget {
         let now = Instant::now();
         let candidates: Vec<NodeCandidate> = self
             .brokers
@@ -132,7 +138,7 @@ impl Client {
             candidates.len(),
             rotation.failed_nodes()
         );
-        Ok(target)
+        target
     }
 
     /// Sends `req` to the node [`any_node`](Self::any_node) picks. Returns that target with

@@ -8,7 +8,8 @@
 //! leaders and epochs the test sets), ListOffsets (offset 0 for every partition) and Fetch
 //! and OffsetForLeaderEpoch through closures the test sets. For producers: InitProducerId
 //! through a closure (default: producer id 4000 + node, epoch 0) and Produce (every partition
-//! acknowledged at base offset 0). Dropping the mock stops and joins every thread.
+//! acknowledged at base offset 0). FindCoordinator through a closure (default: node 1), for
+//! either form (single key or batched). Dropping the mock stops and joins every thread.
 #![allow(dead_code)]
 
 use std::io::{ErrorKind, Read, Write};
@@ -22,6 +23,9 @@ use kafka_streams_group::protocol::api::api_versions::{
     ApiVersion, ApiVersionsRequest, ApiVersionsResponse,
 };
 use kafka_streams_group::protocol::api::fetch::{FetchRequest, FetchResponse};
+use kafka_streams_group::protocol::api::find_coordinator::{
+    Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
+};
 use kafka_streams_group::protocol::api::init_producer_id::{
     InitProducerIdRequest, InitProducerIdResponse,
 };
@@ -50,6 +54,8 @@ pub const TOPIC_ID: Uuid = Uuid([9; 16]);
 const TICK: Duration = Duration::from_millis(5);
 
 type FetchFn = Box<dyn FnMut(i32, &FetchRequest) -> FetchResponse + Send>;
+/// `f(node)` = (error code, coordinator node) of a FindCoordinator answered by `node`.
+type FindCoordinatorFn = Box<dyn FnMut(i32) -> (i16, i32) + Send>;
 type InitPidFn = Box<dyn FnMut(i32) -> InitProducerIdResponse + Send>;
 type EpochFn =
     Box<dyn FnMut(i32, &OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse + Send>;
@@ -62,6 +68,7 @@ struct State {
     fetch: FetchFn,
     epochs: EpochFn,
     init_pid: InitPidFn,
+    find_coordinator: FindCoordinatorFn,
     /// (node, api key) of every request, in arrival order.
     log: Vec<(i32, i16)>,
     /// How long each node holds its Fetch answers (outside the state lock, so that nodes
@@ -112,6 +119,7 @@ impl MockFetchCluster {
                     producer_id: 4000 + i64::from(node),
                     ..InitProducerIdResponse::default()
                 }),
+                find_coordinator: Box::new(|_| (0, 1)),
                 log: Vec::new(),
                 fetch_delay: Vec::new(),
                 dead: Vec::new(),
@@ -183,6 +191,11 @@ impl MockFetchCluster {
         f: impl FnMut(i32) -> InitProducerIdResponse + Send + 'static,
     ) {
         lock(&self.inner.state).init_pid = Box::new(f);
+    }
+
+    /// Answers every FindCoordinator at `node` with `f(node)` = (error code, coordinator).
+    pub fn on_find_coordinator(&self, f: impl FnMut(i32) -> (i16, i32) + Send + 'static) {
+        lock(&self.inner.state).find_coordinator = Box::new(f);
     }
 
     /// The nodes that got a request of `api_key`, in arrival order.
@@ -277,6 +290,7 @@ fn serve(mut s: TcpStream, node: i32, inner: &Inner) {
                     answer::<InitProducerIdRequest>(&frame, |_| (lock(&inner.state).init_pid)(node))
                 }
                 k if k == ProduceRequest::API_KEY => produce(&frame),
+                k if k == FindCoordinatorRequest::API_KEY => find_coordinator(&frame, node, inner),
                 _ => None,
             };
             match answer {
@@ -325,6 +339,11 @@ fn api_versions(frame: &[u8], node: i32, inner: &Inner) -> Option<Vec<u8>> {
                 ProduceRequest::API_KEY,
                 ProduceRequest::MIN_VERSION,
                 ProduceRequest::MAX_VERSION,
+            ),
+            (
+                FindCoordinatorRequest::API_KEY,
+                FindCoordinatorRequest::MIN_VERSION,
+                FindCoordinatorRequest::MAX_VERSION,
             ),
         ];
         if !no_fetch {
@@ -433,5 +452,43 @@ fn produce(frame: &[u8]) -> Option<Vec<u8>> {
             })
             .collect(),
         ..ProduceResponse::default()
+    })
+}
+
+/// FindCoordinator: the closure's (error, coordinator node) for every key asked, the node's
+/// address from the mock's listeners.
+fn find_coordinator(frame: &[u8], node: i32, inner: &Inner) -> Option<Vec<u8>> {
+    let (code, coordinator) = (lock(&inner.state).find_coordinator)(node);
+    let addr = inner
+        .addrs
+        .get((coordinator - 1).max(0) as usize)
+        .copied()?;
+    let (host, port) = (addr.ip().to_string(), i32::from(addr.port()));
+    answer::<FindCoordinatorRequest>(frame, |req| {
+        if req.coordinator_keys.is_empty() {
+            // v0-3: one key, the answer at the top level.
+            return FindCoordinatorResponse {
+                error_code: code,
+                node_id: coordinator,
+                host: host.clone(),
+                port,
+                ..FindCoordinatorResponse::default()
+            };
+        }
+        FindCoordinatorResponse {
+            coordinators: req
+                .coordinator_keys
+                .iter()
+                .map(|key| Coordinator {
+                    key: key.clone(),
+                    node_id: coordinator,
+                    host: host.clone(),
+                    port,
+                    error_code: code,
+                    error_message: None,
+                })
+                .collect(),
+            ..FindCoordinatorResponse::default()
+        }
     })
 }
