@@ -154,6 +154,12 @@ if [ $unit_only -eq 0 ]; then
     # An unclean leader election under the fetcher's position (issue 21, KIP-320), ~30 s.
     KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_unclean_election -- \
       --ignored --nocapture || failed=1
+    # InitProducerId while a restarted node waits for its producer id block (its
+    # AllocateProducerIds pinned to a SIGSTOPped KRaft leader): the producer gets its id from
+    # another node (the CI flake of live_unclean_election), ~15-40 s.
+    KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_init_producer_id -- \
+      --ignored --nocapture --exact \
+      a_producer_gets_its_id_while_a_restarted_node_waits_for_its_block || failed=1
     stop_broker
     soak_secs=${KSG_SOAK_SECS:-300}
     if [ "$soak_secs" -gt 0 ]; then

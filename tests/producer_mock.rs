@@ -13,18 +13,28 @@
 //!   deadline when the broker does not answer.
 //! * an InitProducerId that never succeeds times out reporting the time really waited, each
 //!   attempt bounded by `request.timeout.ms`.
+//! * InitProducerId goes to any known node and each retry to another one (three-node mock,
+//!   tests/support/mock_fetch_cluster.rs): a broker answering COORDINATOR_LOAD_IN_PROGRESS
+//!   forever (a restarted broker without a producer id block) holds nobody up.
 
 #[path = "support/mock_coordinator.rs"]
 mod mock_coordinator;
+#[path = "support/mock_fetch_cluster.rs"]
+mod mock_fetch_cluster;
 
 mod common;
 
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
+use kafka_streams_group::protocol::api::init_producer_id::{
+    InitProducerIdRequest, InitProducerIdResponse,
+};
 use kafka_streams_group::protocol::records::partition_for_key;
+use kafka_streams_group::protocol::ApiMessage;
 use kafka_streams_group::{BrokerErrorKind, ClientConfig, Error};
 use mock_coordinator::MockCoordinator;
+use mock_fetch_cluster::MockFetchCluster;
 
 fn producer(mock: &MockCoordinator, max_block: Duration) -> Producer {
     common::init_logging();
@@ -257,4 +267,61 @@ fn an_init_producer_id_timeout_reports_the_time_waited() {
          connection: {} connection(s)",
         mock.connections()
     );
+}
+
+/// Nodes 1 (the bootstrap) and 2 answer InitProducerId with COORDINATOR_LOAD_IN_PROGRESS
+/// forever, node 4 is advertised but dead (connections refused), node 3 gives an id: `flush`
+/// gets the id from node 3 within about a second, having asked no node twice. (Before, every
+/// InitProducerId went to the bootstrap connection, node 1, and `flush` failed after its 5 s
+/// with "InitProducerId (last answer: COORDINATOR_LOAD_IN_PROGRESS)": the CI flake of
+/// live_unclean_election after a node restart.)
+#[test]
+fn init_producer_id_retries_on_another_node() {
+    common::init_logging();
+    let mock = MockFetchCluster::start(3, &[(3, 0)]);
+    mock.add_dead_node(4);
+    mock.on_init_producer_id(|node| {
+        let loading = BrokerErrorKind::CoordinatorLoadInProgress;
+        InitProducerIdResponse {
+            error_code: if node == 3 { 0 } else { loading.code() },
+            producer_id: if node == 3 { 4003 } else { -1 },
+            ..InitProducerIdResponse::default()
+        }
+    });
+    let first = mock
+        .bootstrap()
+        .split(',')
+        .next()
+        .expect("node 1")
+        .to_string();
+    let config = ProducerConfig::new(
+        ClientConfig::new(first)
+            .client_id("producer-mock-init-pid-nodes")
+            .request_timeout(Duration::from_secs(2))
+            .retry_backoff(Duration::from_millis(20), Duration::from_millis(200)),
+    )
+    .linger(Duration::from_secs(60));
+    let mut p = Producer::new(config).expect("producer");
+    p.send(ProducerRecord::new("t", Some(b"k"), Some(b"v")))
+        .expect("queued");
+    let started = Instant::now();
+    p.flush(started + Duration::from_secs(5))
+        .expect("the id from node 3, the record acknowledged");
+    let took = started.elapsed();
+    let asked = mock.nodes_of(InitProducerIdRequest::API_KEY);
+    eprintln!("InitProducerId asked nodes {asked:?}; flush took {took:?}");
+    assert_eq!(asked.last(), Some(&3), "node 3 gave the id: {asked:?}");
+    let mut distinct = asked.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(
+        distinct.len(),
+        asked.len(),
+        "no node asked twice: {asked:?}"
+    );
+    assert!(
+        took < Duration::from_millis(1_500),
+        "within about a second: {took:?}"
+    );
+    assert_eq!(p.outstanding(), 0);
 }

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //!   client.coordinator(&key, deadline)      cached, else FindCoordinator (retried while the
-//!                                           broker answers "not available / loading")
+//!                                           broker answers "not available / loading"; each
+//!                                           retry on another known node, NodeRotation)
 //!   client.coordinator_failed(&key, kind)   NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE:
 //!                                           forgotten, the next call looks it up again
 //!   client.forget_coordinator(&key)         any other reason to ask again (a broken
@@ -16,7 +17,7 @@
 
 use std::time::Instant;
 
-use super::{cap, BrokerAddress, BrokerTarget, Client, ClientError, RETRY_BACKOFF};
+use super::{cap, BrokerAddress, BrokerTarget, Client, ClientError, NodeRotation, RETRY_BACKOFF};
 use crate::protocol::api::find_coordinator::{FindCoordinatorRequest, FindCoordinatorResponse};
 use crate::protocol::BrokerErrorKind;
 
@@ -134,30 +135,46 @@ impl Client {
     ) -> Result<BrokerAddress, ClientError> {
         let deadline = cap(&self.opts, deadline);
         self.coordinators.remove(key);
+        // The first try on the usual connection; retries on other known nodes, as Java's
+        // leastLoadedNode spreads them (a broker whose metadata lags answers "not available"
+        // longer than the others).
+        let mut rotation = NodeRotation::new();
+        let mut target = BrokerTarget::Any;
         loop {
-            match self.find_coordinator_once(key, deadline) {
-                Err(ClientError::Broker { kind, .. })
-                    if retriable_lookup(kind) && Instant::now() + RETRY_BACKOFF < deadline =>
-                {
-                    log::debug!("FindCoordinator({}): {kind}, retrying", key.key);
-                    if let Some(o) = &self.opts.observer {
-                        o.retried();
-                    }
-                    std::thread::sleep(RETRY_BACKOFF);
+            let r = self.find_coordinator_once(key, target, deadline);
+            let error = match &r {
+                Err(ClientError::Broker { kind, .. }) if retriable_lookup(*kind) => {
+                    r.as_ref().err()
                 }
-                other => return other,
+                // A node picked for a retry may be down: another one is tried.
+                Err(e) if target != BrokerTarget::Any && e.is_retriable() => Some(e),
+                _ => None,
+            };
+            let Some(error) = error.filter(|_| Instant::now() + RETRY_BACKOFF < deadline) else {
+                return r;
+            };
+            log::debug!(
+                "FindCoordinator({}) to {target:?}: {error}; retrying",
+                key.key
+            );
+            rotation.failed(target);
+            if let Some(o) = &self.opts.observer {
+                o.retried();
             }
+            std::thread::sleep(RETRY_BACKOFF);
+            target = self.known_node(&rotation);
         }
     }
 
     fn find_coordinator_once(
         &mut self,
         key: &CoordinatorKey,
+        target: BrokerTarget,
         deadline: Instant,
     ) -> Result<BrokerAddress, ClientError> {
         let (key_type, group) = (key.kind.key_type(), key.key.as_str());
         let version = self
-            .connection(BrokerTarget::Any, deadline)?
+            .connection(target, deadline)?
             .pick_version::<FindCoordinatorRequest>()?;
         let req = if version >= 4 {
             FindCoordinatorRequest {
@@ -172,8 +189,7 @@ impl Client {
                 ..Default::default()
             }
         };
-        let resp: FindCoordinatorResponse =
-            self.send_at(BrokerTarget::Any, &req, version, deadline)?;
+        let resp: FindCoordinatorResponse = self.send_at(target, &req, version, deadline)?;
         let (code, message, node_id, host, port) = if version >= 4 {
             let c = resp
                 .coordinators

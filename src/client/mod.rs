@@ -13,6 +13,7 @@
 //! its deadline; at the deadline it fails with a retriable [`TransportError::Connect`] naming
 //! the backoff and the last failure.
 
+pub mod any_node;
 pub mod auth;
 pub mod backoff;
 pub mod connection;
@@ -39,6 +40,7 @@ use crate::transport::{ConnectOptions, TransportError, DEFAULT_MAX_FRAME_SIZE};
 
 use backoff::{Peer, Reconnects};
 
+pub use any_node::{NodeCandidate, NodeRotation};
 pub use auth::{AuthStep, SaslAuthenticator, SaslFactory};
 pub use backoff::{ReconnectBackoff, DEFAULT_RECONNECT_BACKOFF, DEFAULT_RECONNECT_BACKOFF_MAX};
 pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
@@ -154,7 +156,10 @@ impl BrokerAddress {
 /// Which broker a [`Client::send`] goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BrokerTarget {
-    /// Any connected broker (the bootstrap connection if nothing else is open).
+    /// Any connected broker (the bootstrap connection if nothing else is open). Retries go
+    /// to the same broker: an operation that any broker may answer and that a broker may
+    /// refuse for a while (InitProducerId, FindCoordinator) picks its node with
+    /// [`Client::any_node`] instead.
     Any,
     /// A node by id; its address must be known from Metadata or FindCoordinator.
     Node(i32),

@@ -10,7 +10,7 @@ use super::accumulator::{
 };
 use super::config::ProducerConfig;
 use super::transaction::TransactionManager;
-use crate::client::{BrokerTarget, Client, ClientError, SharedClient};
+use crate::client::{BrokerTarget, Client, ClientError, NodeRotation, SharedClient};
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::init_producer_id::InitProducerIdRequest;
@@ -447,12 +447,13 @@ impl Producer {
             ..Default::default()
         };
         let started = Instant::now();
+        let mut rotation = NodeRotation::new(); // Java: leastLoadedNode, retries elsewhere
         loop {
             let backoff = self.backoff();
             let request_deadline = self.request_deadline(deadline);
-            let r = self
+            let (target, r) = self
                 .client(deadline)?
-                .send(BrokerTarget::Any, &req, request_deadline);
+                .send_to_any(&rotation, &req, request_deadline);
             let retry = match r {
                 Ok(resp) if resp.error() == BrokerErrorKind::None => {
                     let id = ProducerIdentity {
@@ -482,7 +483,8 @@ impl Producer {
                     limit: started.elapsed(),
                 });
             }
-            log::debug!("InitProducerId: {retry}; retrying");
+            log::debug!("InitProducerId to {target:?}: {retry}; retrying on another node");
+            rotation.failed(target);
             self.config.client().get_metrics().record_retry();
             std::thread::sleep(backoff);
         }

@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 
 use kafka_streams_group::client::{BrokerTarget, Client, ClientError, ClientOptions};
 use kafka_streams_group::protocol::api::api_versions::ApiVersionsRequest;
+use kafka_streams_group::protocol::api::find_coordinator::FindCoordinatorRequest;
 use kafka_streams_group::protocol::header::RequestHeader;
-use kafka_streams_group::protocol::ApiMessage;
+use kafka_streams_group::protocol::{ApiMessage, BrokerErrorKind};
 
+use crate::mock_fetch_cluster::MockFetchCluster;
 use crate::{api_versions_ok, mock, soon, Act};
 
 #[test]
@@ -162,4 +164,35 @@ fn observer_sees_opens_closes_requests_failures_and_reconnects() {
     assert!(counts.bytes_out.load(Ordering::SeqCst) > 3 * 10);
     drop(client);
     assert_eq!(counts.closed.load(Ordering::SeqCst), 2);
+}
+
+/// FindCoordinator: node 1 (the bootstrap) answers COORDINATOR_NOT_AVAILABLE forever (a
+/// broker whose metadata lags), nodes 2 and 3 name node 3. With the brokers known from a
+/// Metadata, the lookup's retries go to the other nodes and it finds node 3 within about a
+/// second, node 1 asked at most twice (once as the bootstrap connection, whose node id the
+/// rotation does not know, once by id). (Before, every retry went to the bootstrap
+/// connection until the deadline.)
+#[test]
+fn find_coordinator_retries_on_other_known_nodes() {
+    let mock = MockFetchCluster::start(3, &[(1, 0)]);
+    let unavailable = BrokerErrorKind::CoordinatorNotAvailable.code();
+    mock.on_find_coordinator(move |node| if node == 1 { (unavailable, -1) } else { (0, 3) });
+    let first = mock
+        .bootstrap()
+        .split(',')
+        .next()
+        .expect("node 1")
+        .to_string();
+    let mut client = Client::connect(ClientOptions::new([first]), soon()).expect("connect");
+    client.metadata(Some(&[]), soon()).expect("metadata");
+    let started = Instant::now();
+    let c = client
+        .find_coordinator("g", Instant::now() + Duration::from_secs(5))
+        .expect("found by another node");
+    let took = started.elapsed();
+    let asked = mock.nodes_of(FindCoordinatorRequest::API_KEY);
+    eprintln!("FindCoordinator asked nodes {asked:?}, took {took:?}");
+    assert_eq!(c.node_id, 3);
+    assert!(asked.iter().filter(|n| **n == 1).count() <= 2, "{asked:?}");
+    assert!(took < Duration::from_millis(1_500), "{took:?}");
 }

@@ -7,6 +7,8 @@
 
 mod client;
 mod faults;
+#[path = "../support/mock_fetch_cluster.rs"]
+mod mock_fetch_cluster;
 mod negotiation;
 mod reconnect;
 mod sasl_and_coordinator;

@@ -6,8 +6,10 @@
 //! It answers ApiVersions (Metadata, ListOffsets, Fetch, OffsetForLeaderEpoch; a node can be
 //! told not to advertise Fetch), Metadata (every node; topic `t`, id [`TOPIC_ID`], with the
 //! leaders and epochs the test sets), ListOffsets (offset 0 for every partition) and Fetch
-//! and OffsetForLeaderEpoch through closures the test sets. Dropping the mock stops and joins
-//! every thread.
+//! and OffsetForLeaderEpoch through closures the test sets. For producers: InitProducerId
+//! through a closure (default: producer id 4000 + node, epoch 0) and Produce (every partition
+//! acknowledged at base offset 0). FindCoordinator through a closure (default: node 1), for
+//! either form (single key or batched). Dropping the mock stops and joins every thread.
 #![allow(dead_code)]
 
 use std::io::{ErrorKind, Read, Write};
@@ -21,6 +23,12 @@ use kafka_streams_group::protocol::api::api_versions::{
     ApiVersion, ApiVersionsRequest, ApiVersionsResponse,
 };
 use kafka_streams_group::protocol::api::fetch::{FetchRequest, FetchResponse};
+use kafka_streams_group::protocol::api::find_coordinator::{
+    Coordinator, FindCoordinatorRequest, FindCoordinatorResponse,
+};
+use kafka_streams_group::protocol::api::init_producer_id::{
+    InitProducerIdRequest, InitProducerIdResponse,
+};
 use kafka_streams_group::protocol::api::list_offsets::{
     ListOffsetsPartitionResponse, ListOffsetsRequest, ListOffsetsResponse, ListOffsetsTopicResponse,
 };
@@ -30,6 +38,9 @@ use kafka_streams_group::protocol::api::metadata::{
 };
 use kafka_streams_group::protocol::api::offset_for_leader_epoch::{
     OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse,
+};
+use kafka_streams_group::protocol::api::produce::{
+    PartitionProduceResponse, ProduceRequest, ProduceResponse, TopicProduceResponse,
 };
 use kafka_streams_group::protocol::frame::{
     decode_request_frame, encode_response_frame, FrameDecoder,
@@ -43,6 +54,9 @@ pub const TOPIC_ID: Uuid = Uuid([9; 16]);
 const TICK: Duration = Duration::from_millis(5);
 
 type FetchFn = Box<dyn FnMut(i32, &FetchRequest) -> FetchResponse + Send>;
+/// `f(node)` = (error code, coordinator node) of a FindCoordinator answered by `node`.
+type FindCoordinatorFn = Box<dyn FnMut(i32) -> (i16, i32) + Send>;
+type InitPidFn = Box<dyn FnMut(i32) -> InitProducerIdResponse + Send>;
 type EpochFn =
     Box<dyn FnMut(i32, &OffsetForLeaderEpochRequest) -> OffsetForLeaderEpochResponse + Send>;
 
@@ -53,6 +67,8 @@ struct State {
     no_fetch: Vec<i32>,
     fetch: FetchFn,
     epochs: EpochFn,
+    init_pid: InitPidFn,
+    find_coordinator: FindCoordinatorFn,
     /// (node, api key) of every request, in arrival order.
     log: Vec<(i32, i16)>,
     /// How long each node holds its Fetch answers (outside the state lock, so that nodes
@@ -99,6 +115,11 @@ impl MockFetchCluster {
                 no_fetch: Vec::new(),
                 fetch: Box::new(|_, _| FetchResponse::default()),
                 epochs: Box::new(|_, _| OffsetForLeaderEpochResponse::default()),
+                init_pid: Box::new(|node| InitProducerIdResponse {
+                    producer_id: 4000 + i64::from(node),
+                    ..InitProducerIdResponse::default()
+                }),
+                find_coordinator: Box::new(|_| (0, 1)),
                 log: Vec::new(),
                 fetch_delay: Vec::new(),
                 dead: Vec::new(),
@@ -162,6 +183,29 @@ impl MockFetchCluster {
             + 'static,
     ) {
         lock(&self.inner.state).epochs = Box::new(f);
+    }
+
+    /// Answers every InitProducerId with `f(node)`.
+    pub fn on_init_producer_id(
+        &self,
+        f: impl FnMut(i32) -> InitProducerIdResponse + Send + 'static,
+    ) {
+        lock(&self.inner.state).init_pid = Box::new(f);
+    }
+
+    /// Answers every FindCoordinator at `node` with `f(node)` = (error code, coordinator).
+    pub fn on_find_coordinator(&self, f: impl FnMut(i32) -> (i16, i32) + Send + 'static) {
+        lock(&self.inner.state).find_coordinator = Box::new(f);
+    }
+
+    /// The nodes that got a request of `api_key`, in arrival order.
+    pub fn nodes_of(&self, api_key: i16) -> Vec<i32> {
+        lock(&self.inner.state)
+            .log
+            .iter()
+            .filter(|(_, k)| *k == api_key)
+            .map(|(n, _)| *n)
+            .collect()
     }
 
     /// How many requests of `api_key` arrived (at any node).
@@ -242,6 +286,11 @@ fn serve(mut s: TcpStream, node: i32, inner: &Inner) {
                         (lock(&inner.state).epochs)(node, r)
                     })
                 }
+                k if k == InitProducerIdRequest::API_KEY => {
+                    answer::<InitProducerIdRequest>(&frame, |_| (lock(&inner.state).init_pid)(node))
+                }
+                k if k == ProduceRequest::API_KEY => produce(&frame),
+                k if k == FindCoordinatorRequest::API_KEY => find_coordinator(&frame, node, inner),
                 _ => None,
             };
             match answer {
@@ -280,6 +329,21 @@ fn api_versions(frame: &[u8], node: i32, inner: &Inner) -> Option<Vec<u8>> {
                 OffsetForLeaderEpochRequest::API_KEY,
                 OffsetForLeaderEpochRequest::MIN_VERSION,
                 OffsetForLeaderEpochRequest::MAX_VERSION,
+            ),
+            (
+                InitProducerIdRequest::API_KEY,
+                InitProducerIdRequest::MIN_VERSION,
+                InitProducerIdRequest::MAX_VERSION,
+            ),
+            (
+                ProduceRequest::API_KEY,
+                ProduceRequest::MIN_VERSION,
+                ProduceRequest::MAX_VERSION,
+            ),
+            (
+                FindCoordinatorRequest::API_KEY,
+                FindCoordinatorRequest::MIN_VERSION,
+                FindCoordinatorRequest::MAX_VERSION,
             ),
         ];
         if !no_fetch {
@@ -364,5 +428,67 @@ fn list_offsets(frame: &[u8]) -> Option<Vec<u8>> {
             })
             .collect(),
         ..ListOffsetsResponse::default()
+    })
+}
+
+/// Acknowledges every partition of a Produce at base offset 0.
+fn produce(frame: &[u8]) -> Option<Vec<u8>> {
+    answer::<ProduceRequest>(frame, |req| ProduceResponse {
+        responses: req
+            .topic_data
+            .iter()
+            .map(|t| TopicProduceResponse {
+                name: t.name.clone(),
+                topic_id: t.topic_id,
+                partition_responses: t
+                    .partition_data
+                    .iter()
+                    .map(|p| PartitionProduceResponse {
+                        index: p.index,
+                        base_offset: 0,
+                        ..PartitionProduceResponse::default()
+                    })
+                    .collect(),
+            })
+            .collect(),
+        ..ProduceResponse::default()
+    })
+}
+
+/// FindCoordinator: the closure's (error, coordinator node) for every key asked, the node's
+/// address from the mock's listeners.
+fn find_coordinator(frame: &[u8], node: i32, inner: &Inner) -> Option<Vec<u8>> {
+    let (code, coordinator) = (lock(&inner.state).find_coordinator)(node);
+    let addr = inner
+        .addrs
+        .get((coordinator - 1).max(0) as usize)
+        .copied()?;
+    let (host, port) = (addr.ip().to_string(), i32::from(addr.port()));
+    answer::<FindCoordinatorRequest>(frame, |req| {
+        if req.coordinator_keys.is_empty() {
+            // v0-3: one key, the answer at the top level.
+            return FindCoordinatorResponse {
+                error_code: code,
+                node_id: coordinator,
+                host: host.clone(),
+                port,
+                ..FindCoordinatorResponse::default()
+            };
+        }
+        FindCoordinatorResponse {
+            coordinators: req
+                .coordinator_keys
+                .iter()
+                .map(|key| Coordinator {
+                    key: key.clone(),
+                    node_id: coordinator,
+                    host: host.clone(),
+                    port,
+                    error_code: code,
+                    error_message: None,
+                })
+                .collect(),
+            ..FindCoordinatorResponse::default()
+        }
     })
 }
