@@ -339,6 +339,17 @@ fn unknown_operations_missing_serdes_and_unlogged_stores_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("changelog disabled"), "{e}");
+
+    // A serde of another type than the stream's is refused at build, not met per record.
+    let builder = StreamsBuilder::new();
+    builder
+        .stream_with::<String, String>(&["in"], Consumed::serdes(Serdes::long(), Serdes::string()))
+        .to("out");
+    let e = DslTestDriver::new(&builder.build().unwrap(), "app")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("KSTREAM-SOURCE-0000000000"), "{e}");
+    assert!(e.contains("the key serde Long serves i64"), "{e}");
 }
 
 /// UUID keys and `Void` values round-trip with Java's bytes.
