@@ -52,5 +52,13 @@ wc_app=examples-wc-$$-$RANDOM
 check word_count "$out/word_count" 'count "kafka" 3'
 check word_count-close "$out/word_count" "left cleanly"
 
-echo "examples: $((6 - failures)) passed, $failures failed"
+# WordCount written with the DSL: the same three lines, the same counts.
+wc_app=examples-wcdsl-$$-$RANDOM
+{ printf '%s\n' "all streams lead to kafka" "hello kafka streams" "join kafka summit"; sleep 8; echo close; } |
+  "$bin/word_count_dsl" --bootstrap-server "$bootstrap" --application-id "$wc_app" \
+    --input "$wc_app-in" --output "$wc_app-out" >"$out/word_count_dsl" 2>&1 || true
+check word_count_dsl "$out/word_count_dsl" 'count "kafka" 3'
+check word_count_dsl-close "$out/word_count_dsl" "left cleanly"
+
+echo "examples: $((8 - failures)) passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -28,7 +28,7 @@
 //! | 11 | membership drivers | `session` | the blocking session and the heartbeat thread driving the core; offset commits |
 //! | 12 | data path | `consumer`, `producer` | fetcher of assigned partitions; idempotent and transactional producer |
 //! | 13 | state | `state` | the `StateStore` trait, the in-memory key-value store in Java's changelog format, change-logging through a sink, the record cache, changelog naming, restore |
-//! | 14 | processing | `processing` | the Streams application runtime: thread loop, tasks, state manager, record collector, interactive-query metadata |
+//! | 14 | processing | `processing` | the Streams application runtime: thread loop, tasks, state manager, record collector, interactive-query metadata; DSL programs lowered into processors, and their test driver |
 //!
 //! The pure cores (`protocol`, `topology`, `streams`) sit low because they need no I/O: the I/O layers
 //! above drive them. The heartbeat thread in `session` meets the core and the client:

@@ -3,8 +3,11 @@
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::rc::Rc;
+use std::sync::Arc;
 
+use super::exec::{self, boxed, resolve_serde, Combine, NodeExec};
 use super::options::{Grouped, Materialized};
+use super::serdes::AnySerde;
 use super::stream::KStream;
 use super::Shared;
 use crate::topology::{SinkTarget, StoreSpec};
@@ -47,7 +50,15 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
 
     /// `count()`: the number of records per key.
     pub fn count(&self) -> KTable<K, i64> {
-        self.aggregation("KSTREAM-AGGREGATE-", None, Materialized::default(), ())
+        self.count_with_serdes(None, Materialized::default())
+    }
+
+    fn count_with_serdes(&self, name: Option<&str>, materialized: Materialized) -> KTable<K, i64> {
+        let combine = Combine::Aggregate(
+            Arc::new(|| boxed(0i64)),
+            Arc::new(|_k, _v, count| Ok(boxed(exec::arg::<i64>("count", Some(count))? + 1))),
+        );
+        self.aggregation("KSTREAM-AGGREGATE-", name, materialized, (), combine, None)
     }
 
     /// `count(Named.as(name), materialized)`. As in Java, a `materialized` without a store
@@ -58,7 +69,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
                 .borrow_mut()
                 .next_store_name("KSTREAM-AGGREGATE-");
         }
-        self.aggregation("KSTREAM-AGGREGATE-", name, materialized, ())
+        self.count_with_serdes(name, materialized)
     }
 
     /// `reduce(reducer)`.
@@ -73,8 +84,17 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         materialized: Materialized,
         reducer: impl Fn(&V, &V) -> V + Send + Sync + 'static,
     ) -> KTable<K, V> {
-        let f: Reducer<V> = Box::new(reducer);
-        self.aggregation("KSTREAM-REDUCE-", name, materialized, f)
+        let r = Arc::new(reducer);
+        let q = r.clone();
+        let f: Reducer<V> = Box::new(move |a, v| q(a, v));
+        let combine = Combine::Reduce(Arc::new(move |a, v| {
+            Ok(boxed(r(
+                exec::arg::<V>("aggregate", Some(a))?,
+                exec::arg::<V>("value", Some(v))?,
+            )))
+        }));
+        let fallback = self.grouped.value_typed.clone();
+        self.aggregation("KSTREAM-REDUCE-", name, materialized, f, combine, fallback)
     }
 
     /// `aggregate(initializer, aggregator)`.
@@ -94,19 +114,41 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         initializer: impl Fn() -> A + Send + Sync + 'static,
         aggregator: impl Fn(&K, &V, &A) -> A + Send + Sync + 'static,
     ) -> KTable<K, A> {
-        let init: Initializer<A> = Box::new(initializer);
-        let agg: Aggregator<K, V, A> = Box::new(aggregator);
-        self.aggregation("KSTREAM-AGGREGATE-", name, materialized, (init, agg))
+        let i = Arc::new(initializer);
+        let a = Arc::new(aggregator);
+        let (j, b) = (i.clone(), a.clone());
+        let init: Initializer<A> = Box::new(move || j());
+        let agg: Aggregator<K, V, A> = Box::new(move |k, v, s| b(k, v, s));
+        let combine = Combine::Aggregate(
+            Arc::new(move || boxed(i())),
+            Arc::new(move |k, v, s| {
+                Ok(boxed(a(
+                    exec::arg::<K>("key", Some(k))?,
+                    exec::arg::<V>("value", Some(v))?,
+                    exec::arg::<A>("aggregate", Some(s))?,
+                )))
+            }),
+        );
+        self.aggregation(
+            "KSTREAM-AGGREGATE-",
+            name,
+            materialized,
+            (init, agg),
+            combine,
+            None,
+        )
     }
 
     /// Java's `MaterializedInternal` + `GroupedStreamAggregateBuilder.build`: the store name,
     /// the processor name, the repartition step if needed, the processor and its store.
-    fn aggregation<A>(
+    fn aggregation<A: 'static>(
         &self,
         prefix: &str,
         name: Option<&str>,
         materialized: Materialized,
         operation: impl std::any::Any + Send + Sync,
+        combine: Combine,
+        aggregate_serde: Option<AnySerde>,
     ) -> KTable<K, A> {
         let mut inner = self.inner.borrow_mut();
         let store = match &materialized.store_name {
@@ -123,7 +165,22 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
             let mut kept = self.repartition_source.borrow_mut();
             parent = match kept.as_ref() {
                 Some(first) => first.clone(),
-                None => write_repartition(&mut inner, step, &self.node),
+                None => {
+                    let (filter, sink) = (step.filter.clone(), step.sink.clone());
+                    let source = write_repartition(&mut inner, step, &self.node);
+                    let (key, value) = (
+                        self.grouped.key_typed.as_ref(),
+                        self.grouped.value_typed.as_ref(),
+                    );
+                    inner.exec(&source, exec::source::<K, V>(key, value));
+                    let drop = match resolve_serde::<K>(key, "key") {
+                        Ok(key) => NodeExec::DropNullKeys { key },
+                        Err(e) => NodeExec::Unavailable(e),
+                    };
+                    inner.exec(&filter, drop);
+                    inner.exec(&sink, exec::sink::<K, V>(key, value, None));
+                    source
+                }
             };
             if self.grouped.name.is_some() && kept.is_none() {
                 *kept = Some(parent.clone());
@@ -131,6 +188,28 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         }
         let result = inner.topology.add_processor(&name, &[&parent]);
         inner.record(result);
+        let key = materialized
+            .key_typed
+            .as_ref()
+            .or(self.grouped.key_typed.as_ref());
+        let value = materialized
+            .value_typed
+            .as_ref()
+            .or(aggregate_serde.as_ref());
+        let exec = match (
+            resolve_serde::<K>(key, "key"),
+            resolve_serde::<A>(value, "aggregate"),
+        ) {
+            (Ok(key), Ok(aggregate)) => NodeExec::Aggregate {
+                store: store.clone(),
+                key,
+                aggregate,
+                input_value: resolve_serde::<V>(self.grouped.value_typed.as_ref(), "value").ok(),
+                combine,
+            },
+            (Err(e), _) | (_, Err(e)) => NodeExec::Unavailable(e),
+        };
+        inner.exec(&name, exec);
         let spec = StoreSpec {
             name: store,
             logging_enabled: materialized.logging_enabled,
@@ -242,6 +321,7 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         let name = inner.name_or_next(name, "KTABLE-TOSTREAM-");
         let result = inner.topology.add_processor(&name, &[&self.node]);
         inner.record(result);
+        inner.exec(&name, NodeExec::ToStream);
         drop(inner);
         KStream::new(self.inner.clone(), name, false)
     }

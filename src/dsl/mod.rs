@@ -17,7 +17,9 @@
 //! which programs are proven identical to Java's.
 //!
 //! The functions given to operations are kept with their node (see
-//! [`DslTopology::operation`]); executing them is the processing runtime's job, later.
+//! [`DslTopology::operation`]), and so is what the node does with its types erased
+//! ([`DslTopology::node_exec`], [`exec`]), which the processing runtime executes
+//! (`processing::dsl`). Keys and values are written with typed serdes ([`serdes`]).
 //!
 //! ```
 //! use kafka_streams_group::dsl::StreamsBuilder;
@@ -37,8 +39,10 @@
 //! assert_eq!(heartbeat.subtopologies.len(), 2);
 //! ```
 
+pub mod exec;
 mod grouped;
 mod options;
+pub mod serdes;
 mod stream;
 
 use std::any::Any;
@@ -46,8 +50,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+pub use exec::NodeExec;
 pub use grouped::{KGroupedStream, KTable};
 pub use options::{Consumed, Grouped, Materialized, Produced};
+pub use serdes::{Bytes, Serdes, TypedSerde, Uuid};
 pub use stream::KStream;
 
 use crate::topology::{
@@ -63,6 +69,8 @@ struct Inner {
     /// The first error; the DSL keeps going (as a chain must) and `build` returns it.
     error: Option<TopologyBuildError>,
     operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
+    /// What each node does, types erased (for the runner).
+    execs: BTreeMap<String, NodeExec>,
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -99,6 +107,10 @@ impl Inner {
         self.operations
             .insert(node.to_string(), Box::new(operation));
     }
+
+    fn exec(&mut self, node: &str, exec: NodeExec) {
+        self.execs.insert(node.to_string(), exec);
+    }
 }
 
 /// Java's `StreamsBuilder`: the entry point of a DSL program.
@@ -121,6 +133,7 @@ impl StreamsBuilder {
                 index: 0,
                 error: None,
                 operations: BTreeMap::new(),
+                execs: BTreeMap::new(),
             })),
         }
     }
@@ -145,6 +158,8 @@ impl StreamsBuilder {
             consumed.value_serde.as_deref(),
         );
         inner.record(result);
+        let exec = exec::source::<K, V>(consumed.key_typed.as_ref(), consumed.value_typed.as_ref());
+        inner.exec(&name, exec);
         drop(inner);
         KStream::new(self.inner.clone(), name, false)
     }
@@ -188,6 +203,19 @@ impl StreamsBuilder {
         inner.record(result);
         let result = inner.topology.add_processor(&name, &[&source]);
         inner.record(result);
+        let (key, value) = (consumed.key_typed.as_ref(), consumed.value_typed.as_ref());
+        inner.exec(&source, exec::source::<K, V>(key, value));
+        let key = materialized.key_typed.as_ref().or(key);
+        let value = materialized.value_typed.as_ref().or(value);
+        let table = match exec::source::<K, V>(key, value) {
+            NodeExec::Source { key, value } => NodeExec::TableSource {
+                store: store.clone(),
+                key,
+                value,
+            },
+            other => other,
+        };
+        inner.exec(&name, table);
         if let Some(store) = store {
             let spec = StoreSpec {
                 name: store,
@@ -212,6 +240,7 @@ impl StreamsBuilder {
                     index: inner.index,
                     error: inner.error.clone(),
                     operations: std::mem::take(&mut inner.operations),
+                    execs: std::mem::take(&mut inner.execs),
                 }
             });
         match inner.error {
@@ -219,6 +248,7 @@ impl StreamsBuilder {
             None => Ok(DslTopology {
                 topology: inner.topology,
                 operations: inner.operations,
+                execs: inner.execs,
             }),
         }
     }
@@ -228,12 +258,25 @@ impl StreamsBuilder {
 pub struct DslTopology {
     topology: TopologyBuilder,
     operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
+    execs: BTreeMap<String, NodeExec>,
 }
 
 impl DslTopology {
+    /// What node `node` does, types erased, for the runner; `None` for a node of an
+    /// operation the runner does not execute yet.
+    pub fn node_exec(&self, node: &str) -> Option<&NodeExec> {
+        self.execs.get(node)
+    }
+
     /// The Processor-API topology the program lowered into.
     pub fn topology(&self) -> &TopologyBuilder {
         &self.topology
+    }
+
+    /// Forgets what `node` does, as for an operation the runner does not know (tests).
+    #[cfg(test)]
+    pub(crate) fn forget_exec(&mut self, node: &str) {
+        self.execs.remove(node);
     }
 
     /// `Topology#describe()`.

@@ -1,6 +1,45 @@
 //! The naming and serde options of DSL operations: Java's `Consumed`, `Produced`, `Grouped`,
-//! `Materialized` and `Named`. Serdes are labels for now (they name the serde; executing DSL
-//! programs comes with the processing runtime).
+//! `Materialized` and `Named`. Each carries serde labels (what `describe()` and the derived
+//! topology know) and the typed serdes the runner executes with ([`TypedSerde`], set with
+//! `with_key_serde` / `with_value_serde`; without one, a type's built-in serde).
+
+use super::serdes::{AnySerde, TypedSerde};
+
+/// Sets the label and the typed serde of one side.
+fn set<T: 'static>(label: &mut Option<String>, typed: &mut Option<AnySerde>, serde: TypedSerde<T>) {
+    *label = Some(serde.name().to_string());
+    *typed = Some(serde.erase());
+}
+
+macro_rules! typed_serdes {
+    ($t:ty) => {
+        impl $t {
+            /// The key serde (Java's `withKeySerde`): also sets the key label.
+            pub fn with_key_serde<K: 'static>(mut self, serde: TypedSerde<K>) -> Self {
+                set(&mut self.key_serde, &mut self.key_typed, serde);
+                self
+            }
+
+            /// The value serde (Java's `withValueSerde`): also sets the value label.
+            pub fn with_value_serde<V: 'static>(mut self, serde: TypedSerde<V>) -> Self {
+                set(&mut self.value_serde, &mut self.value_typed, serde);
+                self
+            }
+
+            /// Both serdes (Java's `with(keySerde, valueSerde)`).
+            pub fn serdes<K: 'static, V: 'static>(
+                key: TypedSerde<K>,
+                value: TypedSerde<V>,
+            ) -> Self {
+                Self::default().with_key_serde(key).with_value_serde(value)
+            }
+        }
+    };
+}
+
+typed_serdes!(Consumed);
+typed_serdes!(Produced);
+typed_serdes!(Grouped);
 
 /// `Consumed`: how `StreamsBuilder::stream` reads its topics.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -11,6 +50,10 @@ pub struct Consumed {
     pub key_serde: Option<String>,
     /// Value serde label.
     pub value_serde: Option<String>,
+    /// The typed key serde the runner uses (else the key type's built-in one).
+    pub key_typed: Option<AnySerde>,
+    /// The typed value serde the runner uses (else the value type's built-in one).
+    pub value_typed: Option<AnySerde>,
 }
 
 impl Consumed {
@@ -20,6 +63,7 @@ impl Consumed {
             name: None,
             key_serde: Some(key_serde.to_string()),
             value_serde: Some(value_serde.to_string()),
+            ..Self::default()
         }
     }
 
@@ -41,6 +85,10 @@ pub struct Produced {
     pub key_serde: Option<String>,
     /// Value serde label.
     pub value_serde: Option<String>,
+    /// The typed key serde the runner uses (else the key type's built-in one).
+    pub key_typed: Option<AnySerde>,
+    /// The typed value serde the runner uses (else the value type's built-in one).
+    pub value_typed: Option<AnySerde>,
 }
 
 impl Produced {
@@ -63,6 +111,10 @@ pub struct Grouped {
     pub key_serde: Option<String>,
     /// Value serde label.
     pub value_serde: Option<String>,
+    /// The typed key serde the runner uses (else the key type's built-in one).
+    pub key_typed: Option<AnySerde>,
+    /// The typed value serde the runner uses (else the value type's built-in one).
+    pub value_typed: Option<AnySerde>,
 }
 
 impl Grouped {
@@ -88,6 +140,10 @@ pub struct Materialized {
     pub changelog_configs: Vec<(String, String)>,
     /// `withCachingEnabled/Disabled`: recorded, does not change the topology.
     pub caching_enabled: bool,
+    /// `withKeySerde`: the store's key serde (else the key type's built-in one).
+    pub key_typed: Option<AnySerde>,
+    /// `withValueSerde`: the store's value serde (else the value type's built-in one).
+    pub value_typed: Option<AnySerde>,
 }
 
 impl Default for Materialized {
@@ -97,6 +153,8 @@ impl Default for Materialized {
             logging_enabled: true,
             changelog_configs: Vec::new(),
             caching_enabled: true,
+            key_typed: None,
+            value_typed: None,
         }
     }
 }
@@ -124,6 +182,18 @@ impl Materialized {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
+        self
+    }
+
+    /// `withKeySerde(serde)`: the store's key serde.
+    pub fn with_key_serde<K: 'static>(mut self, serde: TypedSerde<K>) -> Self {
+        self.key_typed = Some(serde.erase());
+        self
+    }
+
+    /// `withValueSerde(serde)`: the store's value serde.
+    pub fn with_value_serde<V: 'static>(mut self, serde: TypedSerde<V>) -> Self {
+        self.value_typed = Some(serde.erase());
         self
     }
 

@@ -1,7 +1,9 @@
 //! `KStream`: stateless record-by-record operations, sinks, and grouping.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
+use super::exec::{self, boxed, erase1, erase2, NodeExec};
 use super::grouped::KGroupedStream;
 use super::options::{Grouped, Produced};
 use super::Shared;
@@ -84,6 +86,11 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         }
     }
 
+    /// Records what node `node` does, for the runner.
+    fn exec(&self, node: &str, exec: NodeExec) {
+        self.inner.borrow_mut().exec(node, exec);
+    }
+
     /// `filter(predicate)`: keeps the records for which `predicate` is true.
     pub fn filter(&self, predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static) -> Self {
         self.filter_named(None, predicate)
@@ -95,8 +102,12 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let f: Predicate<K, V> = Box::new(predicate);
-        self.processor("KSTREAM-FILTER-", name, false, f)
+        let p = Arc::new(predicate);
+        let q = p.clone();
+        let f: Predicate<K, V> = Box::new(move |k, v| q(k, v));
+        let out = self.processor("KSTREAM-FILTER-", name, false, f);
+        self.exec(&out.node, NodeExec::Filter(erase2(move |k, v| p(k, v))));
+        out
     }
 
     /// `filterNot(predicate)`: drops the records for which `predicate` is true.
@@ -110,8 +121,12 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let f: Predicate<K, V> = Box::new(move |k, v| !predicate(k, v));
-        self.processor("KSTREAM-FILTER-", name, false, f)
+        let p = Arc::new(predicate);
+        let q = p.clone();
+        let f: Predicate<K, V> = Box::new(move |k, v| !q(k, v));
+        let out = self.processor("KSTREAM-FILTER-", name, false, f);
+        self.exec(&out.node, NodeExec::Filter(erase2(move |k, v| !p(k, v))));
+        out
     }
 
     /// `map(mapper)`: a new key and value per record (the key changes: repartitions before an
@@ -129,8 +144,16 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         mapper: impl Fn(&K, &V) -> (K2, V2) + Send + Sync + 'static,
     ) -> KStream<K2, V2> {
-        let f: KeyValueMapper<K, V, K2, V2> = Box::new(mapper);
-        self.processor("KSTREAM-MAP-", name, true, f)
+        let m = Arc::new(mapper);
+        let n = m.clone();
+        let f: KeyValueMapper<K, V, K2, V2> = Box::new(move |k, v| n(k, v));
+        let out = self.processor("KSTREAM-MAP-", name, true, f);
+        let e = erase2(move |k: &K, v: &V| {
+            let (k2, v2) = m(k, v);
+            (boxed(k2), boxed(v2))
+        });
+        self.exec(&out.node, NodeExec::Map(e));
+        out
     }
 
     /// `mapValues(mapper)`: a new value per record, same key.
@@ -147,8 +170,13 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         mapper: impl Fn(&V) -> V2 + Send + Sync + 'static,
     ) -> KStream<K, V2> {
-        let f: ValueMapper<V, V2> = Box::new(mapper);
-        self.processor("KSTREAM-MAPVALUES-", name, false, f)
+        let m = Arc::new(mapper);
+        let n = m.clone();
+        let f: ValueMapper<V, V2> = Box::new(move |v| n(v));
+        let out = self.processor("KSTREAM-MAPVALUES-", name, false, f);
+        let e = erase1(move |v: &V| boxed(m(v)));
+        self.exec(&out.node, NodeExec::MapValues(e));
+        out
     }
 
     /// `flatMap(mapper)`: zero or more records per record (the key changes).
@@ -165,8 +193,18 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         mapper: impl Fn(&K, &V) -> Vec<(K2, V2)> + Send + Sync + 'static,
     ) -> KStream<K2, V2> {
-        let f: FlatKeyValueMapper<K, V, K2, V2> = Box::new(mapper);
-        self.processor("KSTREAM-FLATMAP-", name, true, f)
+        let m = Arc::new(mapper);
+        let n = m.clone();
+        let f: FlatKeyValueMapper<K, V, K2, V2> = Box::new(move |k, v| n(k, v));
+        let out = self.processor("KSTREAM-FLATMAP-", name, true, f);
+        let e = erase2(move |k: &K, v: &V| {
+            m(k, v)
+                .into_iter()
+                .map(|(k2, v2)| (boxed(k2), boxed(v2)))
+                .collect()
+        });
+        self.exec(&out.node, NodeExec::FlatMap(e));
+        out
     }
 
     /// `flatMapValues(mapper)`: zero or more values per record, same key.
@@ -183,8 +221,13 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         mapper: impl Fn(&V) -> Vec<V2> + Send + Sync + 'static,
     ) -> KStream<K, V2> {
-        let f: FlatValueMapper<V, V2> = Box::new(mapper);
-        self.processor("KSTREAM-FLATMAPVALUES-", name, false, f)
+        let m = Arc::new(mapper);
+        let n = m.clone();
+        let f: FlatValueMapper<V, V2> = Box::new(move |v| n(v));
+        let out = self.processor("KSTREAM-FLATMAPVALUES-", name, false, f);
+        let e = erase1(move |v: &V| m(v).into_iter().map(boxed).collect());
+        self.exec(&out.node, NodeExec::FlatMapValues(e));
+        out
     }
 
     /// `selectKey(mapper)`: a new key per record (repartitions before an aggregation).
@@ -201,8 +244,13 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         mapper: impl Fn(&K, &V) -> K2 + Send + Sync + 'static,
     ) -> KStream<K2, V> {
-        let f: KeySelector<K, V, K2> = Box::new(mapper);
-        self.processor("KSTREAM-KEY-SELECT-", name, true, f)
+        let m = Arc::new(mapper);
+        let n = m.clone();
+        let f: KeySelector<K, V, K2> = Box::new(move |k, v| n(k, v));
+        let out = self.processor("KSTREAM-KEY-SELECT-", name, true, f);
+        let e = erase2(move |k: &K, v: &V| boxed(m(k, v)));
+        self.exec(&out.node, NodeExec::SelectKey(e));
+        out
     }
 
     /// `peek(action)`: sees every record, passes it on.
@@ -216,8 +264,12 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         action: impl Fn(&K, &V) + Send + Sync + 'static,
     ) -> Self {
-        let f: ForeachAction<K, V> = Box::new(action);
-        self.processor("KSTREAM-PEEK-", name, false, f)
+        let a = Arc::new(action);
+        let b = a.clone();
+        let f: ForeachAction<K, V> = Box::new(move |k, v| b(k, v));
+        let out = self.processor("KSTREAM-PEEK-", name, false, f);
+        self.exec(&out.node, NodeExec::Peek(erase2(move |k, v| a(k, v))));
+        out
     }
 
     /// `foreach(action)`: sees every record; the end of this branch.
@@ -231,8 +283,11 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         action: impl Fn(&K, &V) + Send + Sync + 'static,
     ) {
-        let f: ForeachAction<K, V> = Box::new(action);
-        let _end: KStream<K, V> = self.processor("KSTREAM-FOREACH-", name, false, f);
+        let a = Arc::new(action);
+        let b = a.clone();
+        let f: ForeachAction<K, V> = Box::new(move |k, v| b(k, v));
+        let end: KStream<K, V> = self.processor("KSTREAM-FOREACH-", name, false, f);
+        self.exec(&end.node, NodeExec::Peek(erase2(move |k, v| a(k, v))));
     }
 
     /// `to(topic)`: writes the records to `topic`.
@@ -242,7 +297,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
 
     /// `to(topic, produced)`.
     pub fn to_with(&self, topic: &str, produced: Produced) {
-        self.sink(SinkTarget::Topic(topic.to_string()), produced);
+        self.sink(SinkTarget::Topic(topic.to_string()), produced, None);
     }
 
     /// `to(topicNameExtractor, produced)`: the topic is chosen per record; `label` is what
@@ -253,16 +308,30 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         extractor: impl Fn(&K, &V) -> String + Send + Sync + 'static,
         produced: Produced,
     ) {
-        let f: TopicNameExtractor<K, V> = Box::new(extractor);
-        let name = self.sink(SinkTarget::Extractor(label.to_string()), produced);
+        let x = Arc::new(extractor);
+        let y = x.clone();
+        let f: TopicNameExtractor<K, V> = Box::new(move |k, v| y(k, v));
+        let selector: exec::AnySelector = erase2(move |k, v| x(k, v));
+        let name = self.sink(
+            SinkTarget::Extractor(label.to_string()),
+            produced,
+            Some(selector),
+        );
         self.inner.borrow_mut().keep(&name, f);
     }
 
-    fn sink(&self, target: SinkTarget, produced: Produced) -> String {
+    fn sink(
+        &self,
+        target: SinkTarget,
+        produced: Produced,
+        extractor: Option<exec::AnySelector>,
+    ) -> String {
         let mut inner = self.inner.borrow_mut();
         let name = inner.name_or_next(produced.name.as_deref(), "KSTREAM-SINK-");
         let result = inner.topology.add_sink(&name, target, &[&self.node]);
         inner.record(result);
+        let (key, value) = (produced.key_typed.as_ref(), produced.value_typed.as_ref());
+        inner.exec(&name, exec::sink::<K, V>(key, value, extractor));
         name
     }
 
@@ -295,9 +364,13 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         grouped: Grouped,
         selector: impl Fn(&K, &V) -> K2 + Send + Sync + 'static,
     ) -> KGroupedStream<K2, V> {
-        let f: KeySelector<K, V, K2> = Box::new(selector);
+        let m = Arc::new(selector);
+        let n = m.clone();
+        let f: KeySelector<K, V, K2> = Box::new(move |k, v| n(k, v));
         let selected: KStream<K2, V> =
             self.processor("KSTREAM-KEY-SELECT-", grouped.name.as_deref(), true, f);
+        let e = erase2(move |k: &K, v: &V| boxed(m(k, v)));
+        self.exec(&selected.node, NodeExec::SelectKey(e));
         KGroupedStream::new(self.inner.clone(), selected.node, true, grouped)
     }
 }

@@ -6,6 +6,8 @@
 //! * [`ProcessingRuntime`]: the processing loop of one member (at-least-once).
 //! * [`StreamsApp`]: topology + stores + a processor factory per task.
 //! * [`Processor`] / [`TaskContext`]: application code per task; send to sinks, reach stores.
+//! * [`StreamsApp::from_dsl`]: a DSL program ([`crate::dsl`]) as an application;
+//!   [`DslTestDriver`] runs one without a broker (Java's `TopologyTestDriver`).
 //! * [`serde`]: Kafka's built-in serdes, byte-exact.
 //! * Stores, their changelog format and restore are in [`crate::state`] (re-exported here:
 //!   [`KeyValueStore`], [`StoreFormat`], [`ChangelogReader`], ...).
@@ -24,6 +26,7 @@ mod config;
 mod config_keys;
 mod context;
 mod deserialization;
+mod dsl_runner;
 mod input;
 mod instance;
 mod lifecycle;
@@ -54,6 +57,7 @@ pub use self::context::{Headers, Processor, TaskContext};
 pub use self::deserialization::{
     DeserializationHandler, LOG_AND_CONTINUE_CLASS, LOG_AND_FAIL_CLASS,
 };
+pub use self::dsl_runner::{DslProgram, DslTestDriver, TestRecord};
 pub use self::instance::{ProcessingRuntime, ProcessingStats};
 pub use self::lifecycle::{LocalTask, RuntimeState, StateListener};
 pub use self::purge::RecordPurger;

@@ -234,11 +234,23 @@ impl RustInstance {
         output: &str,
         threads: usize,
     ) -> RustInstance {
+        let wc = word_count::app(app, input, output, None);
+        Self::start_app(name, bootstrap, app, wc, threads)
+    }
+
+    /// An instance of application `app` running `wc` (e.g. WordCount written with the DSL)
+    /// with `num.stream.threads` = `threads`.
+    pub fn start_app(
+        name: &str,
+        bootstrap: &str,
+        app: &str,
+        wc: kafka_streams_group::processing::StreamsApp,
+        threads: usize,
+    ) -> RustInstance {
         let config = ProcessingConfig::new(bootstrap, app)
             .commit_interval(Duration::from_millis(500))
             .purge_interval(Duration::from_secs(1))
             .num_stream_threads(threads);
-        let wc = word_count::app(app, input, output, None);
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let snapshot = Arc::new(Mutex::new(Snapshot::default()));

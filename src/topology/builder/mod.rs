@@ -330,6 +330,20 @@ impl TopologyBuilder {
         self.internal_topics.iter().any(|(t, _)| t == topic)
     }
 
+    /// Whether `topic` is an internal (repartition) topic of this topology, named without
+    /// the application id (`<application.id>-` is put before it on the broker).
+    pub fn is_internal_topic(&self, topic: &str) -> bool {
+        self.is_internal(topic)
+    }
+
+    /// The spec of the store named `name`.
+    pub fn store_spec(&self, name: &str) -> Option<&StoreSpec> {
+        self.stores
+            .iter()
+            .find(|s| s.spec.name == name)
+            .map(|s| &s.spec)
+    }
+
     fn verify_name(&self, name: &str) -> Result<(), TopologyBuildError> {
         if self.index.contains_key(name) {
             return Err(TopologyBuildError::DuplicateNode(name.to_string()));

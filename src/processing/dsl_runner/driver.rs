@@ -1,0 +1,315 @@
+//! [`DslTestDriver`]: a DSL program without a broker, as Java's `TopologyTestDriver`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use crate::common::TopicPartition;
+use crate::dsl::serdes::default_serde;
+use crate::dsl::DslTopology;
+use crate::error::Error;
+use crate::streams::StreamsTaskId;
+use crate::topology::HeartbeatTopologyOptions;
+
+use super::super::context::Headers;
+use super::super::deserialization::DeserializationHandler;
+use super::super::task::InputRecord;
+use super::run::Emit;
+use super::DslProgram;
+use crate::state::{ChangelogRecord, KeyValueStore, StoreFormat};
+
+/// A record the program wrote, as read from its topic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestRecord {
+    /// The topic (internal ones with the application id before them).
+    pub topic: String,
+    /// Its offset in the topic (the driver has one partition per topic, 0).
+    pub offset: i64,
+    /// The key bytes (`None`: null).
+    pub key: Option<Vec<u8>>,
+    /// The value bytes (`None`: null).
+    pub value: Option<Vec<u8>>,
+    /// The timestamp.
+    pub timestamp: i64,
+    /// The headers.
+    pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+/// Runs a DSL program on records given by the test, without a broker, as Java's
+/// `TopologyTestDriver`: one partition (0) per topic and one task per subtopology; a
+/// record the program writes to a topic it reads (its repartition topics) is processed
+/// right after the record that wrote it. Every topic's written records are kept for
+/// [`read_output`](Self::read_output), the stores for [`store_entries`](Self::store_entries)
+/// and their changelog records for [`take_changelog`](Self::take_changelog).
+///
+/// ```
+/// use kafka_streams_group::dsl::StreamsBuilder;
+/// use kafka_streams_group::processing::DslTestDriver;
+///
+/// let builder = StreamsBuilder::new();
+/// builder
+///     .stream::<Option<String>, String>("lines")
+///     .flat_map_values(|l: &String| l.split(' ').map(str::to_string).collect::<Vec<_>>())
+///     .group_by(|_, word: &String| word.clone())
+///     .count()
+///     .to_stream()
+///     .to("counts");
+/// let mut driver = DslTestDriver::new(&builder.build().unwrap(), "wc")?;
+/// driver.pipe("lines", &None::<String>, &"a b a".to_string(), 10)?;
+/// let counts = driver.read_typed::<String, i64>("counts")?;
+/// let counts: Vec<_> = counts.into_iter().map(|(k, v, _)| (k, v)).collect();
+/// assert_eq!(counts, [("a".into(), 1), ("b".into(), 1), ("a".into(), 2)]);
+/// # Ok::<(), kafka_streams_group::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct DslTestDriver {
+    program: DslProgram,
+    stores: BTreeMap<String, KeyValueStore>,
+    outputs: BTreeMap<String, VecDeque<TestRecord>>,
+    offsets: BTreeMap<String, i64>,
+    changelogs: BTreeMap<String, Vec<ChangelogRecord>>,
+    handler: DeserializationHandler,
+    wall_clock_ms: i64,
+    stream_time: i64,
+}
+
+/// The driver's view for one record: its stores and the records sent.
+struct Sink<'a> {
+    stores: &'a mut BTreeMap<String, KeyValueStore>,
+    sent: Vec<TestRecord>,
+}
+
+impl Emit for Sink<'_> {
+    fn send(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: &Headers,
+    ) -> Result<(), Error> {
+        self.sent.push(TestRecord {
+            topic: topic.to_string(),
+            offset: 0,
+            key: key.map(<[u8]>::to_vec),
+            value: value.map(<[u8]>::to_vec),
+            timestamp,
+            headers: headers.to_vec(),
+        });
+        Ok(())
+    }
+
+    fn store(&mut self, name: &str) -> Result<&mut KeyValueStore, Error> {
+        self.stores
+            .get_mut(name)
+            .ok_or_else(|| Error::InvalidConfiguration {
+                field: "store",
+                reason: format!("the program has no store named {name:?}"),
+            })
+    }
+}
+
+fn no_serde(what: &str, ty: &str) -> Error {
+    Error::InvalidConfiguration {
+        field: "dsl",
+        reason: format!("{what} type {ty} has no built-in serde: use the raw methods"),
+    }
+}
+
+impl DslTestDriver {
+    /// A driver of `program` as application `application_id` (which prefixes its
+    /// repartition topics); every operation must be one the runner executes.
+    pub fn new(program: &DslTopology, application_id: &str) -> Result<Self, Error> {
+        let options = HeartbeatTopologyOptions::new(application_id);
+        let program = DslProgram::lower(program, &options)?;
+        let stores = program
+            .stores
+            .values()
+            .flatten()
+            .map(|s| {
+                (
+                    s.clone(),
+                    KeyValueStore::new(s, StoreFormat::TimestampedKeyValue),
+                )
+            })
+            .collect();
+        Ok(Self {
+            program,
+            stores,
+            outputs: BTreeMap::new(),
+            offsets: BTreeMap::new(),
+            changelogs: BTreeMap::new(),
+            handler: DeserializationHandler::LogAndFail,
+            wall_clock_ms: 0,
+            stream_time: -1,
+        })
+    }
+
+    /// Sets `default.deserialization.exception.handler` (default: log and fail).
+    pub fn deserialization_handler(mut self, handler: DeserializationHandler) -> Self {
+        self.handler = handler;
+        self
+    }
+
+    /// Pipes a record (raw bytes) into `topic` and processes it, and what it writes to
+    /// topics the program reads, to the end.
+    pub fn pipe_input(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+    ) -> Result<(), Error> {
+        let first = InputRecord {
+            partition: TopicPartition::new(topic, 0),
+            offset: self.next_offset(topic),
+            timestamp,
+            key: key.map(<[u8]>::to_vec),
+            value: value.map(<[u8]>::to_vec),
+            headers: Vec::new(),
+        };
+        let mut queue = VecDeque::from([first]);
+        while let Some(record) = queue.pop_front() {
+            for mut r in self.process_one(&record)? {
+                r.offset = self.next_offset(&r.topic);
+                if self.program.reads(&r.topic) {
+                    queue.push_back(InputRecord {
+                        partition: TopicPartition::new(&r.topic, 0),
+                        offset: r.offset,
+                        timestamp: r.timestamp,
+                        key: r.key.clone(),
+                        value: r.value.clone(),
+                        headers: r.headers.clone(),
+                    });
+                }
+                self.outputs
+                    .entry(r.topic.clone())
+                    .or_default()
+                    .push_back(r);
+            }
+        }
+        Ok(())
+    }
+
+    fn next_offset(&mut self, topic: &str) -> i64 {
+        let o = self.offsets.entry(topic.to_string()).or_insert(0);
+        *o += 1;
+        *o - 1
+    }
+
+    /// Processes one record; its sends, or nothing if the handler skipped it.
+    fn process_one(&mut self, record: &InputRecord) -> Result<Vec<TestRecord>, Error> {
+        let topic = &record.partition.topic;
+        let Some((_, sub)) = self.program.sources.get(topic).cloned() else {
+            return Err(Error::InvalidConfiguration {
+                field: "topic",
+                reason: format!("the program reads no topic {topic:?}"),
+            });
+        };
+        self.stream_time = self.stream_time.max(record.timestamp);
+        let mut sink = Sink {
+            stores: &mut self.stores,
+            sent: Vec::new(),
+        };
+        let result = self.program.process(&sub, &mut sink, record);
+        let sent = std::mem::take(&mut sink.sent);
+        let task = StreamsTaskId::new(sub.clone(), 0);
+        let skipped = self.handler.decide(result, &task, record)?;
+        for (name, store) in &mut self.stores {
+            let log = store.take_changelog();
+            self.changelogs.entry(name.clone()).or_default().extend(log);
+        }
+        Ok(if skipped { Vec::new() } else { sent })
+    }
+
+    /// Pipes `key` and `value` written with their types' built-in serdes (see
+    /// [`crate::dsl::serdes`]; `None` of an `Option` type is a null).
+    pub fn pipe<K: 'static, V: 'static>(
+        &mut self,
+        topic: &str,
+        key: &K,
+        value: &V,
+        timestamp: i64,
+    ) -> Result<(), Error> {
+        let ks = default_serde::<K>().ok_or_else(|| no_serde("key", std::any::type_name::<K>()))?;
+        let vs =
+            default_serde::<V>().ok_or_else(|| no_serde("value", std::any::type_name::<V>()))?;
+        let bad = |e: String| Error::InvalidConfiguration {
+            field: "dsl",
+            reason: e,
+        };
+        let k = ks.serialize(key).map_err(bad)?;
+        let v = vs.serialize(value).map_err(bad)?;
+        self.pipe_input(topic, k.as_deref(), v.as_deref(), timestamp)
+    }
+
+    /// The records written to `topic` since the last read, oldest first.
+    pub fn read_output(&mut self, topic: &str) -> Vec<TestRecord> {
+        self.outputs
+            .get_mut(topic)
+            .map(|q| q.drain(..).collect())
+            .unwrap_or_default()
+    }
+
+    /// [`read_output`](Self::read_output) read with the built-in serdes of `K` and `V`:
+    /// `(key, value, timestamp)`; a null where the type cannot hold it is an error.
+    pub fn read_typed<K: 'static, V: 'static>(
+        &mut self,
+        topic: &str,
+    ) -> Result<Vec<(K, V, i64)>, Error> {
+        let ks = default_serde::<K>().ok_or_else(|| no_serde("key", std::any::type_name::<K>()))?;
+        let vs =
+            default_serde::<V>().ok_or_else(|| no_serde("value", std::any::type_name::<V>()))?;
+        let read = |serde: &crate::dsl::serdes::AnySerde, bytes: Option<&[u8]>, part: &str| {
+            let v = serde.deserialize(bytes).map_err(Error::Serde)?;
+            v.ok_or_else(|| Error::InvalidConfiguration {
+                field: "dsl",
+                reason: format!("a null {part} in {topic}: read it as an Option"),
+            })
+        };
+        let mut out = Vec::new();
+        for r in self.read_output(topic) {
+            let k = read(&ks, r.key.as_deref(), "key")?;
+            let v = read(&vs, r.value.as_deref(), "value")?;
+            match (k.downcast::<K>(), v.downcast::<V>()) {
+                (Ok(k), Ok(v)) => out.push((*k, *v, r.timestamp)),
+                _ => return Err(no_serde("key or value", "(mismatch)")),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The entries of store `store`, in key order: key, value (without the timestamp
+    /// prefix) and timestamp.
+    pub fn store_entries(&self, store: &str) -> Vec<(Vec<u8>, Vec<u8>, i64)> {
+        let Some(s) = self.stores.get(store) else {
+            return Vec::new();
+        };
+        s.iter()
+            .filter_map(|(k, _)| {
+                let (v, ts) = s.get_with_timestamp(k)?;
+                Some((k.to_vec(), v.to_vec(), ts))
+            })
+            .collect()
+    }
+
+    /// The changelog records store `store` wrote since the last call, in order.
+    pub fn take_changelog(&mut self, store: &str) -> Vec<ChangelogRecord> {
+        self.changelogs.remove(store).unwrap_or_default()
+    }
+
+    /// Moves the wall clock on (the program has no punctuations yet: nothing runs on it).
+    pub fn advance_wall_clock_time(&mut self, by: Duration) {
+        let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        self.wall_clock_ms = self.wall_clock_ms.saturating_add(ms);
+    }
+
+    /// The wall clock, in milliseconds since the driver started.
+    pub fn wall_clock_time(&self) -> i64 {
+        self.wall_clock_ms
+    }
+
+    /// The stream time: the largest timestamp processed (-1 before the first record).
+    pub fn stream_time(&self) -> i64 {
+        self.stream_time
+    }
+}

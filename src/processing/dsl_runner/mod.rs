@@ -1,0 +1,239 @@
+//! Runs a DSL program ([`DslTopology`]) in the processing runtime: the program is lowered
+//! into one graph of executable nodes ([`DslProgram`]), each task of subtopology `x` gets a
+//! processor that pushes its records through the nodes of `x`, and the member sends the
+//! topology the program derived ([`StreamsApp::from_dsl`]).
+//!
+//! What runs, with Java's semantics: `stream`, `table` (materialized or not), `filter`,
+//! `filterNot`, `map`, `mapValues`, `flatMap`, `flatMapValues`, `selectKey`, `peek`,
+//! `foreach`, `to` (a topic or a `TopicNameExtractor`), `groupByKey`, `groupBy` (with the
+//! repartition step: null keys dropped, records written to and read back from
+//! `<application.id>-…-repartition` with the grouping's serdes), `count`, `reduce`,
+//! `aggregate` (timestamped key-value stores: the store holds `[timestamp][value]`, the
+//! changelog the value with the aggregate's timestamp, as Java's
+//! `ChangeLoggingTimestampedKeyValueBytesStore`; the timestamp is the larger of the old
+//! one and the record's) and `toStream`. Every update of a table is forwarded at once, as
+//! Java does with `statestore.cache.max.bytes=0` (the runtime's record cache, if on, still
+//! delays the store's changelog writes to the commit).
+//!
+//! A node the runner does not know (an operation added to the DSL before the runner learnt
+//! it), a missing serde, or a store without a changelog is refused when the program is
+//! lowered, naming the node.
+//!
+//! [`DslTestDriver`] runs a program without a broker, as Java's `TopologyTestDriver`.
+
+mod driver;
+mod run;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::dsl::{DslTopology, NodeExec};
+use crate::error::Error;
+use crate::streams::{StreamsTaskId, StreamsTopology};
+use crate::topology::{HeartbeatTopologyOptions, NodeKind, SinkTarget, TopologyBuilder};
+
+use super::app::StreamsApp;
+use super::context::Processor;
+use crate::state::StoreFormat;
+
+pub use driver::{DslTestDriver, TestRecord};
+
+/// One node of a lowered program.
+struct Node {
+    name: String,
+    exec: NodeExec,
+    children: Vec<usize>,
+    /// A sink's topic as written on the broker (internal topics with the application id).
+    topic: Option<String>,
+}
+
+/// A DSL program lowered for execution: shared by the processors of all its tasks.
+pub struct DslProgram {
+    nodes: Vec<Node>,
+    /// The topic a record is read from (as on the broker) → the source node and its
+    /// subtopology.
+    sources: HashMap<String, (usize, String)>,
+    /// The stores of each subtopology.
+    stores: BTreeMap<String, Vec<String>>,
+    topology: StreamsTopology,
+    internal: Vec<String>,
+}
+
+impl std::fmt::Debug for DslProgram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DslProgram")
+            .field("nodes", &self.nodes.len())
+            .field("stores", &self.stores)
+            .finish_non_exhaustive()
+    }
+}
+
+fn refused(reason: String) -> Error {
+    Error::InvalidConfiguration {
+        field: "dsl",
+        reason,
+    }
+}
+
+impl DslProgram {
+    /// Lowers `program` for application `options.application_id`: every node must be one
+    /// the runner executes, every store change-logged.
+    pub fn lower(
+        program: &DslTopology,
+        options: &HeartbeatTopologyOptions,
+    ) -> Result<DslProgram, Error> {
+        let builder = program.topology();
+        let topology = program
+            .streams_topology(options)
+            .map_err(|e| refused(format!("the program's topology is not valid: {e}")))?;
+        let app = &options.application_id;
+        let on_broker = |t: &str| match builder.is_internal_topic(t) {
+            true => format!("{app}-{t}"),
+            false => t.to_string(),
+        };
+        let index: HashMap<&str, usize> = builder
+            .nodes()
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.as_str(), i))
+            .collect();
+        let mut nodes = Vec::with_capacity(builder.nodes().len());
+        for n in builder.nodes() {
+            nodes.push(lower_node(program, builder, n, &on_broker)?);
+        }
+        for (i, n) in builder.nodes().iter().enumerate() {
+            for p in &n.predecessors {
+                if let Some(&pi) = index.get(p.as_str()) {
+                    nodes[pi].children.push(i);
+                }
+            }
+        }
+        let mut sources = HashMap::new();
+        let mut stores: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (sub, group) in builder.node_groups().into_iter().enumerate() {
+            for i in group {
+                let node = &builder.nodes()[i];
+                if let NodeKind::Source { topics, .. } = &node.kind {
+                    for t in topics {
+                        sources.insert(on_broker(t), (i, sub.to_string()));
+                    }
+                }
+                if let NodeKind::Processor { stores: s } = &node.kind {
+                    stores.entry(sub.to_string()).or_default().extend(s.clone());
+                }
+            }
+        }
+        let internal = sources
+            .keys()
+            .filter(|t| {
+                t.strip_prefix(&format!("{app}-"))
+                    .is_some_and(|raw| builder.is_internal_topic(raw))
+            })
+            .cloned()
+            .collect();
+        Ok(DslProgram {
+            nodes,
+            sources,
+            stores,
+            topology,
+            internal,
+        })
+    }
+
+    /// The topology the member sends (derived from the program).
+    pub fn streams_topology(&self) -> &StreamsTopology {
+        &self.topology
+    }
+
+    /// The stores of subtopology `id`.
+    pub fn stores_of(&self, id: &str) -> &[String] {
+        self.stores.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether the program reads `topic` (as named on the broker).
+    pub fn reads(&self, topic: &str) -> bool {
+        self.sources.contains_key(topic)
+    }
+
+    /// Whether `topic` is one of the program's repartition topics (as on the broker).
+    pub fn is_internal(&self, topic: &str) -> bool {
+        self.internal.iter().any(|t| t == topic)
+    }
+}
+
+/// One node's executable form, or why the program cannot run.
+fn lower_node(
+    program: &DslTopology,
+    builder: &TopologyBuilder,
+    n: &crate::topology::Node,
+    on_broker: &dyn Fn(&str) -> String,
+) -> Result<Node, Error> {
+    let exec = match program.node_exec(&n.name) {
+        Some(NodeExec::Unavailable(why)) => {
+            return Err(refused(format!("node {} cannot run: {why}", n.name)))
+        }
+        Some(e) => e.clone(),
+        None => {
+            return Err(refused(format!(
+                "node {} comes from a DSL operation the runner does not execute yet \
+                 (see processing::dsl_runner for the operations that run)",
+                n.name
+            )))
+        }
+    };
+    let (topic, store) = match &n.kind {
+        NodeKind::Sink {
+            target: SinkTarget::Topic(t),
+        } => (Some(on_broker(t)), None),
+        NodeKind::Processor { stores } => (None, stores.first().cloned()),
+        _ => (None, None),
+    };
+    if let Some(s) = &store {
+        let logged = builder
+            .store_spec(s)
+            .is_some_and(|spec| spec.logging_enabled);
+        if !logged {
+            return Err(refused(format!(
+                "store {s} of node {} has its changelog disabled, which the runner does not \
+                 support yet",
+                n.name
+            )));
+        }
+    }
+    Ok(Node {
+        name: n.name.clone(),
+        exec,
+        children: Vec::new(),
+        topic,
+    })
+}
+
+impl StreamsApp {
+    /// The application of a DSL program: the topology it derives (for application
+    /// `options.application_id`, which must be the runtime's `application.id`), a
+    /// timestamped key-value store per store of the program, and per task a processor that
+    /// executes the program's nodes of the task's subtopology. Fails, naming the node, if
+    /// the program holds an operation the runner does not execute.
+    pub fn from_dsl(
+        program: &DslTopology,
+        options: &HeartbeatTopologyOptions,
+    ) -> Result<StreamsApp, Error> {
+        let program = Arc::new(DslProgram::lower(program, options)?);
+        let shared = program.clone();
+        let mut app = StreamsApp::new(
+            program.topology.clone(),
+            move |task: &StreamsTaskId| -> Result<Box<dyn Processor>, Error> {
+                Ok(Box::new(run::DslProcessor::new(shared.clone(), task)))
+            },
+        );
+        for (sub, stores) in &program.stores {
+            for s in stores {
+                app = app.store(sub.clone(), s.clone(), StoreFormat::TimestampedKeyValue);
+            }
+        }
+        Ok(app)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,315 @@
+//! Pushes one input record through the nodes of a lowered DSL program, as Java's
+//! `ProcessorNode`s forward it: depth first, children in the order they were added.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::dsl::exec::{Arg, Combine};
+use crate::dsl::serdes::{AnySerde, AnyValue};
+use crate::dsl::NodeExec;
+use crate::error::Error;
+use crate::streams::StreamsTaskId;
+
+use super::super::context::{Headers, Processor, TaskContext};
+use super::super::task::InputRecord;
+use super::DslProgram;
+use crate::state::KeyValueStore;
+
+/// Where a program's records and store writes go: the runtime's task context, or the test
+/// driver.
+pub(super) trait Emit {
+    /// Sends a record to `topic` (partitioned by the key's murmur2, as Java's default).
+    fn send(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: &Headers,
+    ) -> Result<(), Error>;
+
+    /// The task's store `name`.
+    fn store(&mut self, name: &str) -> Result<&mut KeyValueStore, Error>;
+}
+
+impl Emit for TaskContext<'_> {
+    fn send(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: &Headers,
+    ) -> Result<(), Error> {
+        TaskContext::send(self, topic, key, value, timestamp, headers).map(|_| ())
+    }
+
+    fn store(&mut self, name: &str) -> Result<&mut KeyValueStore, Error> {
+        TaskContext::store(self, name)
+    }
+}
+
+/// The processor of one task of a DSL program.
+pub(super) struct DslProcessor {
+    program: Arc<DslProgram>,
+    subtopology: String,
+}
+
+impl DslProcessor {
+    pub(super) fn new(program: Arc<DslProgram>, task: &StreamsTaskId) -> Self {
+        Self {
+            program,
+            subtopology: task.subtopology_id.clone(),
+        }
+    }
+}
+
+impl Processor for DslProcessor {
+    fn process(&mut self, ctx: &mut TaskContext<'_>, record: &InputRecord) -> Result<(), Error> {
+        self.program.process(&self.subtopology, ctx, record)
+    }
+}
+
+/// One record's walk through the program.
+struct Walk<'a> {
+    program: &'a DslProgram,
+    ctx: &'a mut dyn Emit,
+    record: &'a InputRecord,
+}
+
+fn ser(serde: &AnySerde, v: Arg, node: &str) -> Result<Option<Vec<u8>>, Error> {
+    match v {
+        None => Ok(None),
+        Some(v) => serde.serialize(v).map_err(|e| failed(node, e)),
+    }
+}
+
+fn failed(node: &str, why: impl std::fmt::Display) -> Error {
+    Error::InvalidConfiguration {
+        field: "dsl",
+        reason: format!("node {node} failed: {why}"),
+    }
+}
+
+impl DslProgram {
+    /// Processes `record` of a task of subtopology `subtopology`: reads its key and value
+    /// with its source's serdes (an unreadable one is [`Error::Deserialization`] naming the
+    /// record, which the runtime's handler acts on), then runs the nodes after the source.
+    pub(super) fn process(
+        &self,
+        subtopology: &str,
+        ctx: &mut dyn Emit,
+        record: &InputRecord,
+    ) -> Result<(), Error> {
+        let topic = &record.partition.topic;
+        let Some((source, sub)) = self.sources.get(topic) else {
+            return Err(failed(
+                "(none)",
+                format!("no source of the program reads topic {topic}"),
+            ));
+        };
+        if sub != subtopology {
+            return Err(failed(
+                &self.nodes[*source].name,
+                format!("topic {topic} is read by subtopology {sub}, not {subtopology}"),
+            ));
+        }
+        let node = &self.nodes[*source];
+        let NodeExec::Source { key, value } = &node.exec else {
+            return Err(failed(&node.name, "a source without serdes"));
+        };
+        let read = |part: &'static str, serde: &AnySerde, bytes: Option<&[u8]>| {
+            serde.deserialize(bytes).map_err(|e| {
+                record.deserialization_error(part, format!("{}: {}", e.serde(), e.reason()))
+            })
+        };
+        let k = read("key", key, record.key.as_deref())?;
+        let v = read("value", value, record.value.as_deref())?;
+        let mut walk = Walk {
+            program: self,
+            ctx,
+            record,
+        };
+        walk.forward(*source, k.as_deref(), v.as_deref(), record.timestamp)
+    }
+}
+
+impl Walk<'_> {
+    fn forward(&mut self, from: usize, key: Arg, value: Arg, ts: i64) -> Result<(), Error> {
+        let program = self.program;
+        for &child in &program.nodes[from].children {
+            self.run(child, key, value, ts)?;
+        }
+        Ok(())
+    }
+
+    /// Runs node `i` on one record.
+    fn run(&mut self, i: usize, key: Arg, value: Arg, ts: i64) -> Result<(), Error> {
+        let program = self.program;
+        let node = &program.nodes[i];
+        let name = node.name.as_str();
+        let f = |e: String| failed(name, e);
+        match &node.exec {
+            NodeExec::Filter(p) => match p(key, value).map_err(f)? {
+                true => self.forward(i, key, value, ts),
+                false => Ok(()),
+            },
+            NodeExec::Map(m) => {
+                let (k, v) = m(key, value).map_err(f)?;
+                self.forward(i, Some(&*k), Some(&*v), ts)
+            }
+            NodeExec::MapValues(m) => {
+                let v = m(value).map_err(f)?;
+                self.forward(i, key, Some(&*v), ts)
+            }
+            NodeExec::FlatMap(m) => {
+                for (k, v) in m(key, value).map_err(f)? {
+                    self.forward(i, Some(&*k), Some(&*v), ts)?;
+                }
+                Ok(())
+            }
+            NodeExec::FlatMapValues(m) => {
+                for v in m(value).map_err(f)? {
+                    self.forward(i, key, Some(&*v), ts)?;
+                }
+                Ok(())
+            }
+            NodeExec::SelectKey(s) => {
+                let k = s(key, value).map_err(f)?;
+                self.forward(i, Some(&*k), value, ts)
+            }
+            NodeExec::Peek(a) => {
+                a(key, value).map_err(f)?;
+                self.forward(i, key, value, ts)
+            }
+            NodeExec::Sink { .. } => self.sink(i, key, value, ts),
+            NodeExec::DropNullKeys { key: serde } => match ser(serde, key, name)? {
+                Some(_) => self.forward(i, key, value, ts),
+                None => Ok(()),
+            },
+            NodeExec::Aggregate { .. } => self.aggregate(i, key, value, ts),
+            NodeExec::TableSource { .. } => self.table_source(i, key, value, ts),
+            NodeExec::ToStream | NodeExec::Source { .. } => self.forward(i, key, value, ts),
+            NodeExec::Unavailable(why) => Err(failed(name, why)),
+        }
+    }
+
+    fn sink(&mut self, i: usize, key: Arg, value: Arg, ts: i64) -> Result<(), Error> {
+        let program = self.program;
+        let node = &program.nodes[i];
+        let NodeExec::Sink {
+            key: ks,
+            value: vs,
+            extractor,
+        } = &node.exec
+        else {
+            return Ok(());
+        };
+        let topic = match (extractor, &node.topic) {
+            (Some(x), _) => x(key, value).map_err(|e| failed(&node.name, e))?,
+            (None, Some(t)) => t.clone(),
+            (None, None) => return Err(failed(&node.name, "a sink without a topic")),
+        };
+        let k = ser(ks, key, &node.name)?;
+        let v = ser(vs, value, &node.name)?;
+        let headers = &self.record.headers;
+        self.ctx
+            .send(&topic, k.as_deref(), v.as_deref(), ts, headers)
+    }
+
+    /// Java's `KStreamAggregate` / `KStreamReduce`: skips a null key or value; the new
+    /// aggregate goes to the store with the larger of its old timestamp and the record's,
+    /// and is forwarded with that timestamp.
+    fn aggregate(&mut self, i: usize, key: Arg, value: Arg, ts: i64) -> Result<(), Error> {
+        let program = self.program;
+        let node = &program.nodes[i];
+        let name = node.name.as_str();
+        let NodeExec::Aggregate {
+            store,
+            key: ks,
+            aggregate,
+            input_value,
+            combine,
+        } = &node.exec
+        else {
+            return Ok(());
+        };
+        let key_bytes = ser(ks, key, name)?;
+        let value_null = match (value, input_value) {
+            (None, _) => true,
+            (Some(v), Some(s)) => s.serialize(v).is_ok_and(|b| b.is_none()),
+            (Some(_), None) => false,
+        };
+        let (Some(kb), Some(k), Some(v), false) = (key_bytes, key, value, value_null) else {
+            self.skip_null(name);
+            return Ok(());
+        };
+        let kv = self.ctx.store(store)?;
+        let old = read_old(kv, &kb, aggregate, store)?;
+        let new_ts = old.as_ref().map_or(ts, |(_, t)| (*t).max(ts));
+        let f = |e: String| failed(name, e);
+        let new: Option<AnyValue> = match (combine, &old) {
+            (Combine::Aggregate(_, add), Some((a, _))) => Some(add(k, v, &**a).map_err(f)?),
+            (Combine::Aggregate(init, add), None) => Some(add(k, v, &*init()).map_err(f)?),
+            (Combine::Reduce(r), Some((a, _))) => Some(r(&**a, v).map_err(f)?),
+            (Combine::Reduce(_), None) => None,
+        };
+        let new_ref: &dyn Any = new.as_deref().unwrap_or(v);
+        let bytes = ser(aggregate, Some(new_ref), name)?;
+        self.ctx.store(store)?.put(&kb, bytes.as_deref(), new_ts);
+        self.forward(i, key, Some(new_ref), new_ts)
+    }
+
+    fn skip_null(&self, node: &str) {
+        let r = self.record;
+        log::warn!(
+            "{node}: skipping a record with a null key or value at {}@{}",
+            r.partition,
+            r.offset
+        );
+    }
+
+    /// Java's `KTableSource`: skips a null key; puts the value (a null deletes) into the
+    /// store if the table is materialized; forwards the update.
+    fn table_source(&mut self, i: usize, key: Arg, value: Arg, ts: i64) -> Result<(), Error> {
+        let program = self.program;
+        let node = &program.nodes[i];
+        let NodeExec::TableSource {
+            store,
+            key: ks,
+            value: vs,
+        } = &node.exec
+        else {
+            return Ok(());
+        };
+        let Some(kb) = ser(ks, key, &node.name)? else {
+            self.skip_null(&node.name);
+            return Ok(());
+        };
+        if let Some(store) = store {
+            let vb = ser(vs, value, &node.name)?;
+            self.ctx.store(store)?.put(&kb, vb.as_deref(), ts);
+        }
+        self.forward(i, key, value, ts)
+    }
+}
+
+/// The aggregate held for `key` and its timestamp, read with the store's serde.
+fn read_old(
+    kv: &KeyValueStore,
+    key: &[u8],
+    serde: &AnySerde,
+    store: &str,
+) -> Result<Option<(AnyValue, i64)>, Error> {
+    let Some((bytes, ts)) = kv.get_with_timestamp(key) else {
+        return Ok(None);
+    };
+    match serde.deserialize(Some(bytes)) {
+        Ok(Some(v)) => Ok(Some((v, ts))),
+        Ok(None) => Ok(None),
+        Err(e) => Err(failed(
+            store,
+            format!("its value for a key cannot be read: {e}"),
+        )),
+    }
+}
