@@ -9,12 +9,27 @@
 //! `group_by`) mark the stream for repartitioning; an aggregation of such a stream writes
 //! Java's repartition step (filter, sink, `<name>-repartition` topic, source) first.
 //!
+//! Beyond the stateless operations and `KGroupedStream` aggregations, the DSL derives
+//! `KTable` `filter` / `filter_not` / `map_values` (named, materialized or not) and
+//! `group_by` into a [`KGroupedTable`] (`count`, `reduce` and `aggregate` with adder and
+//! subtractor), `KStream::to_table`, `merge`, `split` / `branch` ([`BranchedKStream`],
+//! [`Branched`] names), `repartition` ([`Repartitioned`]: name, partition count), `process` /
+//! `process_values` (a Processor-API supplier kept with its node, connected to stores added
+//! with [`StreamsBuilder::add_state_store`]), `KStream`–`KTable` `join` / `left_join` and
+//! `KTable`–`KTable` `join` / `left_join` / `outer_join`: Java's names (Java quirks included:
+//! a branch uses up a number it never prints, a named `process` uses up none, an unnamed
+//! `Materialized` on a table–table join still materializes it), the stores connected to join
+//! processors, copartition groups, and table sources materialized only when a later operation
+//! needs their values (a join, `group_by`, an outer side).
+//!
 //! Java writes the graph into its topology builder in the order the operations were called
-//! (`buildPriority`), so for the operations here the DSL can lower each call at once. The
-//! parts of Java's build that rewrite the graph afterwards are not here yet:
-//! `topology.optimization=all` (repartition merging, source-topic reuse for tables), merging
-//! two `stream()` calls on one topic, and tables materialized because of a later operation. See `tests/topology_parity.rs` for
-//! which programs are proven identical to Java's.
+//! (`buildPriority`), so the DSL lowers each call at once. `topology.optimization`
+//! ([`Optimization`], chosen with [`StreamsBuilder::with_optimization`]) is `none` by default;
+//! with `all`, a `table()` store is restored from its source topic (Java's source-topic
+//! reuse), and repartition-topic merging is not derived yet. Also not here: windowing,
+//! `globalTable`, stream–stream and foreign-key joins, `suppress`, `cogroup`, merging two
+//! `stream()` calls on one topic. See `tests/topology_parity.rs` for which programs are proven
+//! identical to Java's.
 //!
 //! The functions given to operations are kept with their node (see
 //! [`DslTopology::operation`]); executing them is the processing runtime's job, later.
@@ -37,21 +52,29 @@
 //! assert_eq!(heartbeat.subtopologies.len(), 2);
 //! ```
 
+mod branch;
 mod grouped;
+mod join;
+mod more_options;
 mod options;
+mod reshape;
 mod stream;
+mod table;
 
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+pub use branch::{Branched, BranchedKStream};
 pub use grouped::{KGroupedStream, KTable};
+pub use more_options::{Optimization, Repartitioned};
 pub use options::{Consumed, Grouped, Materialized, Produced};
 pub use stream::KStream;
+pub use table::KGroupedTable;
 
 use crate::topology::{
-    HeartbeatTopologyOptions, StoreSpec, StreamsTopology, TopologyBuildError, TopologyBuilder,
+    HeartbeatTopologyOptions, StreamsTopology, TopologyBuildError, TopologyBuilder,
     TopologyDescription, TopologyError,
 };
 
@@ -63,6 +86,8 @@ struct Inner {
     /// The first error; the DSL keeps going (as a chain must) and `build` returns it.
     error: Option<TopologyBuildError>,
     operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
+    /// `topology.optimization`.
+    optimization: Optimization,
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -121,6 +146,7 @@ impl StreamsBuilder {
                 index: 0,
                 error: None,
                 operations: BTreeMap::new(),
+                optimization: Optimization::None,
             })),
         }
     }
@@ -166,12 +192,10 @@ impl StreamsBuilder {
     ) -> KTable<K, V> {
         let mut inner = self.inner.borrow_mut();
         // MaterializedInternal names the store first, with the topic as prefix.
+        let queryable = materialized.store_name.is_some();
         let store = match &materialized.store_name {
-            Some(s) => Some(s.clone()),
-            None => {
-                inner.next_store_name(&format!("{topic}-"));
-                None
-            }
+            Some(s) => s.clone(),
+            None => inner.next_store_name(&format!("{topic}-")),
         };
         let generated = inner.next_name("KSTREAM-SOURCE-");
         let source = consumed
@@ -188,17 +212,17 @@ impl StreamsBuilder {
         inner.record(result);
         let result = inner.topology.add_processor(&name, &[&source]);
         inner.record(result);
-        if let Some(store) = store {
-            let spec = StoreSpec {
-                name: store,
-                logging_enabled: materialized.logging_enabled,
-                changelog_configs: materialized.changelog_configs.clone(),
-            };
-            let result = inner.topology.add_state_store(spec, &[&name]);
-            inner.record(result);
+        let spec = table::store_spec(&store, &materialized);
+        let view = match inner.optimization {
+            // REUSE_KTABLE_SOURCE_TOPICS: the source topic is the store's changelog.
+            Optimization::All => table::View::source_reusing_topic(&name, spec, topic),
+            Optimization::None => table::View::source(&name, spec),
+        };
+        if queryable {
+            view.materialize(&mut inner);
         }
         drop(inner);
-        KTable::new(self.inner.clone(), name)
+        KTable::new(self.inner.clone(), name, view)
     }
 
     /// Ends the program: its topology, or the first error an operation met.
@@ -212,6 +236,7 @@ impl StreamsBuilder {
                     index: inner.index,
                     error: inner.error.clone(),
                     operations: std::mem::take(&mut inner.operations),
+                    optimization: inner.optimization,
                 }
             });
         match inner.error {
@@ -256,5 +281,7 @@ impl DslTopology {
     }
 }
 
+#[cfg(test)]
+mod ops_tests;
 #[cfg(test)]
 mod tests;

@@ -9,11 +9,11 @@ use crate::topology::SinkTarget;
 
 /// Java's `KStream<K, V>`: a handle on one node of the program; operations add nodes after it.
 pub struct KStream<K, V> {
-    inner: Shared,
+    pub(super) inner: Shared,
     /// The node this stream's records come out of.
-    node: String,
+    pub(super) node: String,
     /// A key-changing operation came before: an aggregation must repartition first.
-    repartition_required: bool,
+    pub(super) repartition_required: bool,
     _types: PhantomData<fn() -> (K, V)>,
 }
 
@@ -63,7 +63,7 @@ impl<K, V> KStream<K, V> {
 impl<K: 'static, V: 'static> KStream<K, V> {
     /// Adds a processor named `name` (or `prefix` + the next number) after this stream's
     /// node, keeps `operation` with it, and returns the stream coming out of it.
-    fn processor<K2, V2>(
+    pub(super) fn processor<K2, V2>(
         &self,
         prefix: &str,
         name: Option<&str>,
