@@ -123,7 +123,10 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
             let mut kept = self.repartition_source.borrow_mut();
             parent = match kept.as_ref() {
                 Some(first) => first.clone(),
-                None => write_repartition(&mut inner, step, &self.node),
+                None => {
+                    inner.marks.step(step.clone());
+                    write_repartition(&mut inner, step, &self.node)
+                }
             };
             if self.grouped.name.is_some() && kept.is_none() {
                 *kept = Some(parent.clone());
@@ -145,6 +148,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
 }
 
 /// The names of one repartition step: topic, sink, filter, source.
+#[derive(Clone, Debug)]
 pub(super) struct RepartitionStep {
     pub(super) topic: String,
     pub(super) sink: String,

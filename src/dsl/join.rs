@@ -110,6 +110,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         let mut parent = self.node.clone();
         if self.repartition_required {
             let step = repartition_names(&mut inner, name.unwrap_or(&self.node));
+            inner.marks.step(step.clone());
             parent = write_repartition(&mut inner, step, &self.node);
         }
         copartition(&mut inner, &parent, table_node);

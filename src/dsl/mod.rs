@@ -26,7 +26,9 @@
 //! (`buildPriority`), so the DSL lowers each call at once. `topology.optimization`
 //! ([`Optimization`], chosen with [`StreamsBuilder::with_optimization`]) is `none` by default;
 //! with `all`, a `table()` store is restored from its source topic (Java's source-topic
-//! reuse), and repartition-topic merging is not derived yet. Also not here: windowing,
+//! reuse) and the repartition steps after one key change are merged into one when the
+//! program is built (see the `optimize` module; a `merge` between a key change and its
+//! repartitions is not derived). Also not here: windowing,
 //! `globalTable`, stream–stream and foreign-key joins, `suppress`, `cogroup`, merging two
 //! `stream()` calls on one topic. See `tests/topology_parity.rs` for which programs are proven
 //! identical to Java's.
@@ -56,6 +58,7 @@ mod branch;
 mod grouped;
 mod join;
 mod more_options;
+mod optimize;
 mod options;
 mod reshape;
 mod stream;
@@ -88,6 +91,8 @@ struct Inner {
     operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
     /// `topology.optimization`.
     optimization: Optimization,
+    /// Key- and value-changing operations and optimizable repartition steps.
+    marks: optimize::GraphMarks,
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -120,6 +125,16 @@ impl Inner {
         }
     }
 
+    /// Marks a key-changing (`map`, `flatMap`, `selectKey`, `groupBy`) or value-changing
+    /// (`mapValues`, `flatMapValues`) operation for `topology.optimization=all`.
+    fn mark_changing(&mut self, node: &str, prefix: &str, key_changing: bool) {
+        if key_changing {
+            self.marks.key_changers.push(node.to_string());
+        } else if matches!(prefix, "KSTREAM-MAPVALUES-" | "KSTREAM-FLATMAPVALUES-") {
+            self.marks.value_changers.push(node.to_string());
+        }
+    }
+
     fn keep<T: Any + Send + Sync>(&mut self, node: &str, operation: T) {
         self.operations
             .insert(node.to_string(), Box::new(operation));
@@ -147,6 +162,7 @@ impl StreamsBuilder {
                 error: None,
                 operations: BTreeMap::new(),
                 optimization: Optimization::None,
+                marks: optimize::GraphMarks::default(),
             })),
         }
     }
@@ -237,8 +253,14 @@ impl StreamsBuilder {
                     error: inner.error.clone(),
                     operations: std::mem::take(&mut inner.operations),
                     optimization: inner.optimization,
+                    marks: inner.marks.clone(),
                 }
             });
+        let mut inner = inner;
+        if inner.optimization == Optimization::All && inner.error.is_none() {
+            let result = optimize::merge_repartitions(&mut inner);
+            inner.record(result);
+        }
         match inner.error {
             Some(e) => Err(e),
             None => Ok(DslTopology {

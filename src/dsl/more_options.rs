@@ -7,9 +7,10 @@ pub enum Optimization {
     /// `none` (Java's default): the graph as written.
     #[default]
     None,
-    /// `all`: of Java's rewrites, source-topic reuse for tables is derived (a `table()`
-    /// store has no changelog of its own; its source topic restores it). Repartition-topic
-    /// merging is not derived yet.
+    /// `all`: source-topic reuse for tables (a `table()` store has no changelog of its own;
+    /// its source topic restores it) and repartition-topic merging (the optimizable
+    /// repartition steps after one key change become one, `<first topic>-filter/-sink/-source`)
+    /// are derived; merging through a `merge()` node and the self-join rewrite are not.
     All,
 }
 

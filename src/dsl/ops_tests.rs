@@ -106,3 +106,35 @@ fn with_optimization_all_a_table_store_is_restored_from_its_topic() {
     b.table_with::<String, String>("t", Consumed::default(), Materialized::named("s"));
     assert_eq!(b.build().unwrap().topology().source_changelog("s"), None);
 }
+
+#[test]
+fn with_optimization_all_two_repartitions_after_one_key_change_become_one() {
+    let program = |optimization| {
+        let b = StreamsBuilder::with_optimization(optimization);
+        let g = b
+            .stream::<String, String>("in")
+            .select_key(|_, v: &String| v.clone())
+            .group_by_key();
+        g.count().to_stream().to("counts");
+        g.reduce(|a: &String, _: &String| a.clone())
+            .to_stream()
+            .to("reduced");
+        b.build().unwrap()
+    };
+    let topics = |p: &DslTopology| {
+        p.topology()
+            .internal_topics()
+            .iter()
+            .map(|(t, _)| t.clone())
+            .collect::<Vec<_>>()
+    };
+    let none = program(Optimization::None);
+    assert_eq!(topics(&none).len(), 2);
+    let all = program(Optimization::All);
+    let t = "KSTREAM-AGGREGATE-STATE-STORE-0000000002-repartition";
+    assert_eq!(topics(&all), [t]);
+    let source = all.topology().node(&format!("{t}-source")).unwrap();
+    assert!(matches!(source.kind, NodeKind::Source { .. }));
+    let reduce = all.topology().node("KSTREAM-REDUCE-0000000010").unwrap();
+    assert_eq!(reduce.predecessors, [format!("{t}-source")]);
+}

@@ -94,6 +94,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         let mut parent = self.node.clone();
         if self.repartition_required {
             let step = repartition_names(&mut inner, &name);
+            inner.marks.step(step.clone());
             parent = write_repartition(&mut inner, step, &self.node);
         }
         let result = inner.topology.add_processor(&name, &[&parent]);

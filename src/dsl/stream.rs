@@ -75,6 +75,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         let result = inner.topology.add_processor(&name, &[&self.node]);
         inner.record(result);
         inner.keep(&name, operation);
+        inner.mark_changing(&name, prefix, key_changing);
         drop(inner);
         KStream {
             inner: self.inner.clone(),

@@ -404,6 +404,99 @@ fn table_table_join_all() -> TopologyBuilder {
     })
 }
 
+fn wordcount_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        b.stream::<S, S>("lines")
+            .flat_map_values(|v| v.split(' ').map(str::to_string).collect())
+            .group_by(|_, w| w.clone())
+            .count_with(None, Materialized::named("counts-store"))
+            .to_stream()
+            .to("counts")
+    })
+}
+
+fn two_aggregations_one_key_change_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        let g = b
+            .stream::<S, S>("in")
+            .select_key(|_, v| v.clone())
+            .group_by_key();
+        g.count().to_stream().to("counts");
+        g.reduce(|a, v| format!("{a}{v}")).to_stream().to("reduced");
+    })
+}
+
+fn branches_after_key_change_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        let s = b.stream::<S, S>("in").map(|k, v| (v.clone(), k.clone()));
+        s.filter(|_, _| true)
+            .peek(|_, _| {})
+            .group_by_key()
+            .count()
+            .to_stream()
+            .to("counts");
+        s.filter_not(|_, _| false)
+            .group_by_key_with(Grouped::named("g2"))
+            .reduce(|_, v| v.clone())
+            .to_stream()
+            .to("reduced");
+        s.to("mapped");
+    })
+}
+
+fn value_change_blocks_merging_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        let s = b.stream::<S, S>("in").select_key(|_, v| v.clone());
+        s.map_values(|v| v.clone())
+            .group_by_key()
+            .count()
+            .to_stream()
+            .to("counts");
+        s.group_by_key()
+            .reduce(|_, v| v.clone())
+            .to_stream()
+            .to("reduced");
+    })
+}
+
+fn join_and_count_after_key_change_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        let t = b.table::<S, S>("t");
+        let s = b.stream::<S, S>("in").select_key(|_, v| v.clone());
+        s.join(&t, |v, x| format!("{v}{x}")).to("joined");
+        s.group_by_key().count().to_stream().to("counts");
+        s.to_table().to_stream().to("table");
+    })
+}
+
+fn explicit_repartition_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        b.stream::<S, S>("in")
+            .select_key(|_, v| v.clone())
+            .repartition()
+            .group_by_key()
+            .count()
+            .to_stream()
+            .to("out")
+    })
+}
+
+fn multiple_repartitions_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        b.stream::<S, S>("in")
+            .select_key(|_, v| v.clone())
+            .group_by_key()
+            .count()
+            .to_stream()
+            .select_key(|_, v| v.to_string())
+            .map_values(|v| v.to_string())
+            .group_by_key()
+            .reduce(|_, v| v.clone())
+            .to_stream()
+            .to("out")
+    })
+}
+
 /// The programs, under their Java names.
 pub fn programs() -> Vec<Program> {
     vec![
@@ -478,6 +571,25 @@ pub fn programs() -> Vec<Program> {
         ("ops-table-source-reuse@all", table_source_reuse_all),
         ("ops-stream-table-join@all", stream_table_join_all),
         ("ops-table-group-by@all", table_group_by_all),
+        ("ops-wordcount@all", wordcount_all),
+        (
+            "ops-two-aggregations-one-key-change@all",
+            two_aggregations_one_key_change_all,
+        ),
+        (
+            "ops-branches-after-key-change@all",
+            branches_after_key_change_all,
+        ),
+        (
+            "ops-value-change-blocks-merging@all",
+            value_change_blocks_merging_all,
+        ),
+        (
+            "ops-join-and-count-after-key-change@all",
+            join_and_count_after_key_change_all,
+        ),
+        ("ops-explicit-repartition@all", explicit_repartition_all),
+        ("ops-multiple-repartitions@all", multiple_repartitions_all),
         ("ops-table-table-join@all", table_table_join_all),
     ]
 }

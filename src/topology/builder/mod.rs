@@ -353,6 +353,26 @@ impl TopologyBuilder {
             .map(|(_, t)| t.as_str())
     }
 
+    /// The stores, in the order they were added, each with the processors using it.
+    pub fn stores(&self) -> impl Iterator<Item = (&StoreSpec, &[String])> {
+        self.stores.iter().map(|s| (&s.spec, s.users.as_slice()))
+    }
+
+    /// The internal (repartition) topics, undecorated, with their fixed partition counts.
+    pub fn internal_topics(&self) -> &[(String, Option<i32>)] {
+        &self.internal_topics
+    }
+
+    /// The copartitioned source-node groups, one per `copartition_sources` call.
+    pub fn copartition_groups(&self) -> &[Vec<String>] {
+        &self.copartition_groups
+    }
+
+    /// The stores restored from a source topic: store, topic.
+    pub fn source_changelogs(&self) -> &[(String, String)] {
+        &self.source_changelogs
+    }
+
     fn source_topics(&self) -> impl Iterator<Item = &String> {
         self.nodes.iter().flat_map(|n| match &n.kind {
             NodeKind::Source { topics, .. } => topics.as_slice(),

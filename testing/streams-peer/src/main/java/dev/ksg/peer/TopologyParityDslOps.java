@@ -231,6 +231,48 @@ final class TopologyParityDslOps {
         });
         put(c, "ops-table-group-by@all", b -> b.<String, String>table("t", Consumed.as("tbl"))
             .groupBy((k, v) -> KeyValue.pair(v, v)).count().toStream().to("out"));
+        put(c, "ops-wordcount@all", b -> b.<String, String>stream("lines")
+            .flatMapValues(v -> java.util.List.of(v.split(" ")))
+            .groupBy((k, w) -> w)
+            .count(Materialized.as("counts-store"))
+            .toStream()
+            .to("counts"));
+        put(c, "ops-two-aggregations-one-key-change@all", b -> {
+            final org.apache.kafka.streams.kstream.KGroupedStream<String, String> g = b.<String, String>stream("in")
+                .selectKey((k, v) -> v)
+                .groupByKey();
+            g.count().toStream().to("counts");
+            g.reduce((a, v) -> a + v).toStream().to("reduced");
+        });
+        put(c, "ops-branches-after-key-change@all", b -> {
+            final KStream<String, String> s = b.<String, String>stream("in").map((k, v) -> KeyValue.pair(v, k));
+            s.filter((k, v) -> true).peek((k, v) -> { }).groupByKey().count().toStream().to("counts");
+            s.filterNot((k, v) -> false).groupByKey(Grouped.as("g2")).reduce((a, v) -> v).toStream().to("reduced");
+            s.to("mapped");
+        });
+        put(c, "ops-value-change-blocks-merging@all", b -> {
+            final KStream<String, String> s = b.<String, String>stream("in").selectKey((k, v) -> v);
+            s.mapValues(v -> v).groupByKey().count().toStream().to("counts");
+            s.groupByKey().reduce((a, v) -> v).toStream().to("reduced");
+        });
+        put(c, "ops-join-and-count-after-key-change@all", b -> {
+            final KTable<String, String> t = b.table("t");
+            final KStream<String, String> s = b.<String, String>stream("in").selectKey((k, v) -> v);
+            s.join(t, (v, x) -> v + x).to("joined");
+            s.groupByKey().count().toStream().to("counts");
+            s.toTable().toStream().to("table");
+        });
+        put(c, "ops-explicit-repartition@all", b -> b.<String, String>stream("in")
+            .selectKey((k, v) -> v)
+            .repartition()
+            .groupByKey().count().toStream().to("out"));
+        put(c, "ops-multiple-repartitions@all", b -> b.<String, String>stream("in")
+            .selectKey((k, v) -> v)
+            .groupByKey().count().toStream()
+            .selectKey((k, v) -> String.valueOf(v))
+            .mapValues(v -> String.valueOf(v))
+            .groupByKey().reduce((a, v) -> v).toStream()
+            .to("out"));
         put(c, "ops-table-table-join@all", b -> {
             final KTable<String, String> a = b.table("a");
             a.join(b.table("b"), (l, r) -> l + r).toStream().to("out");
