@@ -27,8 +27,7 @@
 //! ([`Optimization`], chosen with [`StreamsBuilder::with_optimization`]) is `none` by default;
 //! with `all`, a `table()` store is restored from its source topic (Java's source-topic
 //! reuse) and the repartition steps after one key change are merged into one when the
-//! program is built (see the `optimize` module; a `merge` between a key change and its
-//! repartitions is not derived). Also not here: windowing,
+//! program is built (see the `optimize` module; through `merge` nodes too). Also not here: windowing,
 //! `globalTable`, stream–stream and foreign-key joins, `suppress`, `cogroup`, merging two
 //! `stream()` calls on one topic. See `tests/topology_parity.rs` for which programs are proven
 //! identical to Java's.

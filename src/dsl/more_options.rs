@@ -10,7 +10,8 @@ pub enum Optimization {
     /// `all`: source-topic reuse for tables (a `table()` store has no changelog of its own;
     /// its source topic restores it) and repartition-topic merging (the optimizable
     /// repartition steps after one key change become one, `<first topic>-filter/-sink/-source`)
-    /// are derived; merging through a `merge()` node and the self-join rewrite are not.
+    /// are derived (through `merge()` nodes too); the single-store self-join rewrite (for
+    /// stream–stream joins, not derived yet) is not.
     All,
 }
 

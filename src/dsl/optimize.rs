@@ -8,8 +8,9 @@
 //! operation with registered steps gets one repartition step right after it, named after the
 //! first step's topic (`<topic>-filter`, `<topic>-sink`, `<topic>-source`); the branch that
 //! led to each old step moves after it and the old steps disappear (their copartition entries
-//! name the new source). Merge nodes between a key change and its repartitions (Java's
-//! `maybeUpdateKeyChangingRepartitionNodeMap`) are not derived.
+//! name the new source). A `merge` node below key changers all of whose steps lie below it
+//! takes their steps over, and its single step follows the merge node (Java's
+//! `maybeUpdateKeyChangingRepartitionNodeMap`).
 
 use std::collections::BTreeMap;
 
@@ -26,6 +27,8 @@ pub(super) struct GraphMarks {
     pub(super) value_changers: Vec<String>,
     /// Optimizable repartition steps, in the order they were added (no duplicates).
     pub(super) steps: Vec<RepartitionStep>,
+    /// `merge` nodes, in the order they were added.
+    pub(super) merge_nodes: Vec<String>,
 }
 
 impl GraphMarks {
@@ -89,21 +92,75 @@ fn key_changer_of(
     (nearest == key).then_some(key)
 }
 
-/// The merges Java would make, with their new names (each uses up three numbers).
-fn plan(inner: &mut Inner) -> Vec<Merge> {
-    let mut by_key: BTreeMap<String, Vec<RepartitionStep>> = BTreeMap::new();
-    for step in &inner.marks.steps {
-        if let Some(k) = key_changer_of(&inner.topology, &inner.marks, step) {
-            by_key.entry(k).or_default().push(step.clone());
+/// `keyChangingOperationsToOptimizableRepartitionNodes`: every key changer (in order) with
+/// the steps registered with it.
+fn registered(
+    topology: &TopologyBuilder,
+    marks: &GraphMarks,
+) -> Vec<(String, Vec<RepartitionStep>)> {
+    let mut entries: Vec<(String, Vec<RepartitionStep>)> = marks
+        .key_changers
+        .iter()
+        .map(|k| (k.clone(), Vec::new()))
+        .collect();
+    for step in &marks.steps {
+        if let Some(k) = key_changer_of(topology, marks, step) {
+            if let Some(entry) = entries.iter_mut().find(|(name, _)| *name == k) {
+                entry.1.push(step.clone());
+            }
         }
     }
-    let order = inner.marks.key_changers.clone();
+    entries
+}
+
+/// Whether `node`'s parents include `parent`.
+fn has_parent(topology: &TopologyBuilder, node: &str, parent: &str) -> bool {
+    topology
+        .node(node)
+        .is_some_and(|n| n.predecessors.iter().any(|p| p == parent))
+}
+
+/// `maybeUpdateKeyChangingRepartitionNodeMap`: a merge node below key changers all of whose
+/// steps are below it takes their steps over (its entry goes last).
+fn regroup_through_merges(
+    topology: &TopologyBuilder,
+    merge_nodes: &[String],
+    entries: Vec<(String, Vec<RepartitionStep>)>,
+) -> Vec<(String, Vec<RepartitionStep>)> {
+    let mut taken: Vec<String> = Vec::new();
+    let mut added: Vec<(String, Vec<RepartitionStep>)> = Vec::new();
+    for merge in merge_nodes {
+        let below_merge = |n: &str| has_parent(topology, n, merge);
+        let mut steps = Vec::new();
+        for (key, key_steps) in &entries {
+            let all_below = key_steps
+                .iter()
+                .all(|s| find_matching(topology, &s.filter, &below_merge, 0).is_some());
+            let below_key = |n: &str| has_parent(topology, n, key);
+            if all_below && find_matching(topology, merge, &below_key, 0).is_some() {
+                steps.extend(key_steps.iter().cloned());
+                taken.push(key.clone());
+            }
+        }
+        added.push((merge.clone(), steps));
+    }
+    entries
+        .into_iter()
+        .filter(|(k, _)| !taken.contains(k))
+        .chain(added)
+        .collect()
+}
+
+/// The merges Java would make, with their new names (each uses up three numbers).
+fn plan(inner: &mut Inner) -> Vec<Merge> {
+    let entries = registered(&inner.topology, &inner.marks);
+    let entries = regroup_through_merges(&inner.topology, &inner.marks.merge_nodes, entries);
     let mut merges = Vec::new();
-    for key_changer in order {
-        let Some(steps) = by_key.remove(&key_changer) else {
+    for (key_changer, steps) in entries {
+        let Some(first) = steps.first() else {
             continue;
         };
-        let topic = steps[0].topic.clone();
+        let topic = first.topic.clone();
         // createRepartitionedSource with the topic as prefix: numbers used up, names from
         // the topic (it ends in "-repartition", never a generated name).
         for prefix in ["KSTREAM-SINK-", "KSTREAM-FILTER-", "KSTREAM-SOURCE-"] {
@@ -195,11 +252,7 @@ fn rebuild(old: &TopologyBuilder, merges: &[Merge]) -> Result<TopologyBuilder, T
         if removed.contains(&node.name) {
             continue;
         }
-        let parents: Vec<String> = node
-            .predecessors
-            .iter()
-            .map(|p| new_parent(p, &node.name, &redirect, merges))
-            .collect();
+        let parents = new_parents(&node.predecessors, &node.name, &redirect, merges);
         let refs: Vec<&str> = parents.iter().map(String::as_str).collect();
         match &node.kind {
             NodeKind::Source {
@@ -223,22 +276,29 @@ fn rebuild(old: &TopologyBuilder, merges: &[Merge]) -> Result<TopologyBuilder, T
     Ok(new)
 }
 
-/// The parent `parent` of `child` after the merges.
-fn new_parent(
-    parent: &str,
+/// The parents of `child` after the merges: a removed step's source is replaced by where its
+/// records now come from; a moved child loses its key changer and gains the new step's
+/// source last (`addChild` appends, `removeChild` removes).
+fn new_parents(
+    parents: &[String],
     child: &str,
     redirect: &BTreeMap<String, String>,
     merges: &[Merge],
-) -> String {
-    for m in merges {
-        if parent == m.key_changer && m.moved.iter().any(|c| c.as_deref() == Some(child)) {
-            return m.merged.source.clone();
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut appended = Vec::new();
+    for parent in parents {
+        let moved = merges.iter().find(|m| {
+            *parent == m.key_changer && m.moved.iter().any(|c| c.as_deref() == Some(child))
+        });
+        match (moved, redirect.get(parent)) {
+            (Some(m), _) => appended.push(m.merged.source.clone()),
+            (None, Some(target)) if !target.is_empty() => out.push(target.clone()),
+            _ => out.push(parent.clone()),
         }
     }
-    match redirect.get(parent) {
-        Some(target) if !target.is_empty() => target.clone(),
-        _ => parent.to_string(),
-    }
+    out.extend(appended);
+    out
 }
 
 /// `OptimizableRepartitionNode.writeToTopology` for the merged step.

@@ -44,6 +44,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
             .topology
             .add_processor(&name, &[&self.node, &other.node]);
         inner.record(result);
+        inner.marks.merge_nodes.push(name.clone());
         drop(inner);
         KStream::new(
             self.inner.clone(),

@@ -497,6 +497,41 @@ fn multiple_repartitions_all() -> TopologyBuilder {
     })
 }
 
+fn merge_two_key_changes_then_count_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        let a = b.stream::<S, S>("a").select_key(|_, v| v.clone());
+        let x = b.stream::<S, S>("b").select_key(|k, v| format!("{k}{v}"));
+        a.merge(&x).group_by_key().count().to_stream().to("out");
+    })
+}
+
+fn merge_named_then_count_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        let a = b.stream::<S, S>("a").select_key(|_, v| v.clone());
+        let x = b.stream::<S, S>("b");
+        a.merge_named(Some("m"), &x)
+            .group_by_key()
+            .count()
+            .to_stream()
+            .to("out");
+    })
+}
+
+fn key_change_merged_and_direct_all() -> TopologyBuilder {
+    build_with(Optimization::All, |b| {
+        let s = b.stream::<S, S>("a").select_key(|_, v| v.clone());
+        s.merge(&b.stream::<S, S>("b"))
+            .group_by_key()
+            .count()
+            .to_stream()
+            .to("counts");
+        s.group_by_key()
+            .reduce(|_, v| v.clone())
+            .to_stream()
+            .to("reduced");
+    })
+}
+
 /// The programs, under their Java names.
 pub fn programs() -> Vec<Program> {
     vec![
@@ -590,6 +625,15 @@ pub fn programs() -> Vec<Program> {
         ),
         ("ops-explicit-repartition@all", explicit_repartition_all),
         ("ops-multiple-repartitions@all", multiple_repartitions_all),
+        (
+            "ops-merge-two-key-changes-then-count@all",
+            merge_two_key_changes_then_count_all,
+        ),
+        ("ops-merge-named-then-count@all", merge_named_then_count_all),
+        (
+            "ops-key-change-merged-and-direct@all",
+            key_change_merged_and_direct_all,
+        ),
         ("ops-table-table-join@all", table_table_join_all),
     ]
 }

@@ -273,6 +273,21 @@ final class TopologyParityDslOps {
             .mapValues(v -> String.valueOf(v))
             .groupByKey().reduce((a, v) -> v).toStream()
             .to("out"));
+        put(c, "ops-merge-two-key-changes-then-count@all", b -> {
+            final KStream<String, String> a = b.<String, String>stream("a").selectKey((k, v) -> v);
+            final KStream<String, String> x = b.<String, String>stream("b").selectKey((k, v) -> k + v);
+            a.merge(x).groupByKey().count().toStream().to("out");
+        });
+        put(c, "ops-merge-named-then-count@all", b -> {
+            final KStream<String, String> a = b.<String, String>stream("a").selectKey((k, v) -> v);
+            final KStream<String, String> x = b.stream("b");
+            a.merge(x, Named.as("m")).groupByKey().count().toStream().to("out");
+        });
+        put(c, "ops-key-change-merged-and-direct@all", b -> {
+            final KStream<String, String> s = b.<String, String>stream("a").selectKey((k, v) -> v);
+            s.merge(b.stream("b")).groupByKey().count().toStream().to("counts");
+            s.groupByKey().reduce((a, v) -> v).toStream().to("reduced");
+        });
         put(c, "ops-table-table-join@all", b -> {
             final KTable<String, String> a = b.table("a");
             a.join(b.table("b"), (l, r) -> l + r).toStream().to("out");
