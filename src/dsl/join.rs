@@ -47,6 +47,11 @@ fn copartition(inner: &mut Inner, a: &str, b: &str) {
             sources.push(s);
         }
     }
+    copartition_group(inner, sources);
+}
+
+/// `copartitionSources(sources)`.
+fn copartition_group(inner: &mut Inner, sources: Vec<String>) {
     let refs: Vec<&str> = sources.iter().map(String::as_str).collect();
     let result = inner.topology.copartition_sources(&refs);
     inner.record(result);
@@ -108,12 +113,20 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     ) -> KStream<K, VR> {
         let mut inner = self.inner.borrow_mut();
         let mut parent = self.node.clone();
+        let mut sources = None;
         if self.repartition_required {
-            let step = repartition_names(&mut inner, name.unwrap_or(&self.node));
-            inner.marks.step(step.clone());
-            parent = write_repartition(&mut inner, step, &self.node);
+            let (source, reused) = self.join_repartition(&mut inner, name);
+            parent = source;
+            if reused {
+                // Java's copartition group names the new (never written) source: only the
+                // table's sources count.
+                sources = Some(source_nodes(&inner, table_node));
+            }
         }
-        copartition(&mut inner, &parent, table_node);
+        match sources {
+            Some(sources) => copartition_group(&mut inner, sources),
+            None => copartition(&mut inner, &parent, table_node),
+        }
         let join = inner.name_or_next(name, prefix);
         let stores = view.store_names(&mut inner);
         let result = inner.topology.add_processor(&join, &[&parent]);
@@ -126,6 +139,33 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         inner.keep(&join, operation);
         drop(inner);
         KStream::new(self.inner.clone(), join, false)
+    }
+}
+
+impl<K: 'static, V: 'static> KStream<K, V> {
+    /// `repartitionForJoin`: the names are always generated (numbers used up); an unnamed
+    /// join of a stream that a join repartitioned before (named or not) reads the latest
+    /// such repartition source again (`true`: reused).
+    fn join_repartition(&self, inner: &mut Inner, name: Option<&str>) -> (String, bool) {
+        let step = repartition_names(inner, name.unwrap_or(&self.node));
+        let cached = inner
+            .marks
+            .join_repartitions
+            .iter()
+            .find(|(node, _)| *node == self.node)
+            .map(|(_, source)| source.clone());
+        match (name, cached) {
+            (None, Some(source)) => (source, true),
+            _ => {
+                inner.marks.step(step.clone());
+                let source = write_repartition(inner, step, &self.node);
+                // Java keeps the latest repartition node, named join or not.
+                let cache = &mut inner.marks.join_repartitions;
+                cache.retain(|(node, _)| *node != self.node);
+                cache.push((self.node.clone(), source.clone()));
+                (source, false)
+            }
+        }
     }
 }
 

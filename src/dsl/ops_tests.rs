@@ -138,3 +138,19 @@ fn with_optimization_all_two_repartitions_after_one_key_change_become_one() {
     let reduce = all.topology().node("KSTREAM-REDUCE-0000000010").unwrap();
     assert_eq!(reduce.predecessors, [format!("{t}-source")]);
 }
+
+#[test]
+fn a_second_unnamed_join_of_a_key_changed_stream_reads_the_first_repartition() {
+    let b = StreamsBuilder::new();
+    let t = b.table::<String, String>("t");
+    let s = b
+        .stream::<String, String>("in")
+        .select_key(|_, v: &String| v.clone());
+    let j1 = s.join(&t, |v: &String, x: &String| format!("{v}{x}"));
+    let j2 = s.left_join(&t, |v: &String, _: Option<&String>| v.clone());
+    let (n1, n2) = (j1.node_name().to_string(), j2.node_name().to_string());
+    let program = b.build().expect("Java reuses the repartition step");
+    let parents = |n: &str| program.topology().node(n).unwrap().predecessors.clone();
+    assert_eq!(parents(&n1), parents(&n2));
+    assert_eq!(program.topology().internal_topics().len(), 1);
+}

@@ -29,6 +29,9 @@ pub(super) struct GraphMarks {
     pub(super) steps: Vec<RepartitionStep>,
     /// `merge` nodes, in the order they were added.
     pub(super) merge_nodes: Vec<String>,
+    /// The latest repartition source a stream–table join wrote after a stream's node
+    /// (Java's `KStreamImpl.repartitionNode`, reused by a later unnamed join of that stream).
+    pub(super) join_repartitions: Vec<(String, String)>,
 }
 
 impl GraphMarks {

@@ -359,6 +359,26 @@ fn join_chain() -> TopologyBuilder {
     })
 }
 
+fn two_joins_one_key_change() -> TopologyBuilder {
+    build(|b| {
+        let t = b.table::<S, S>("t");
+        let u = b.table::<S, S>("u");
+        let s = b.stream::<S, S>("in").select_key(|_, v| v.clone());
+        s.join(&t, |v, x| format!("{v}{x}")).to("out1");
+        s.left_join(&u, |v, x| format!("{v}{x:?}")).to("out2");
+    })
+}
+
+fn named_then_unnamed_join_one_key_change() -> TopologyBuilder {
+    build(|b| {
+        let t = b.table::<S, S>("t");
+        let s = b.stream::<S, S>("in").map(|k, v| (v.clone(), k.clone()));
+        s.join_with(&t, Some("first"), |v, x| format!("{v}{x}"))
+            .to("out1");
+        s.left_join(&t, |v, x| format!("{v}{x:?}")).to("out2");
+    })
+}
+
 fn to_table_joined() -> TopologyBuilder {
     build(|b| {
         let t = b.stream::<S, S>("t").to_table();
@@ -602,6 +622,11 @@ pub fn programs() -> Vec<Program> {
             table_table_outer_join_unnamed_materialized,
         ),
         ("ops-join-chain", join_chain),
+        ("ops-two-joins-one-key-change", two_joins_one_key_change),
+        (
+            "ops-named-then-unnamed-join-one-key-change",
+            named_then_unnamed_join_one_key_change,
+        ),
         ("ops-to-table-joined", to_table_joined),
         ("ops-table-source-reuse@all", table_source_reuse_all),
         ("ops-stream-table-join@all", stream_table_join_all),

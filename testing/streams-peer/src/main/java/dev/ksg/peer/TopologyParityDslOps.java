@@ -216,6 +216,19 @@ final class TopologyParityDslOps {
             final KTable<String, String> ax = a.leftJoin(x, (l, r) -> l + r);
             b.<String, String>stream("in").join(ax.outerJoin(y, (l, r) -> l + r), (v, t) -> v + t).to("out");
         });
+        put(c, "ops-two-joins-one-key-change", b -> {
+            final KTable<String, String> t = b.table("t");
+            final KTable<String, String> u = b.table("u");
+            final KStream<String, String> s = b.<String, String>stream("in").selectKey((k, v) -> v);
+            s.join(t, (v, x) -> v + x).to("out1");
+            s.leftJoin(u, (v, x) -> v + x).to("out2");
+        });
+        put(c, "ops-named-then-unnamed-join-one-key-change", b -> {
+            final KTable<String, String> t = b.table("t");
+            final KStream<String, String> s = b.<String, String>stream("in").map((k, v) -> KeyValue.pair(v, k));
+            s.join(t, (v, x) -> v + x, Joined.as("first")).to("out1");
+            s.leftJoin(t, (v, x) -> v + x).to("out2");
+        });
         put(c, "ops-to-table-joined", b -> {
             final KTable<String, String> t = b.<String, String>stream("t").toTable();
             b.<String, String>stream("in").join(t, (v, x) -> v + x, Joined.as("j")).to("out");
