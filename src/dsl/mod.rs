@@ -26,11 +26,14 @@
 //! (`buildPriority`), so the DSL lowers each call at once. `topology.optimization`
 //! ([`Optimization`], chosen with [`StreamsBuilder::with_optimization`]) is `none` by default;
 //! with `all`, a `table()` store is restored from its source topic (Java's source-topic
-//! reuse) and the repartition steps after one key change are merged into one when the
-//! program is built (see the `optimize` module; through `merge` nodes too). Also not here: windowing,
-//! `globalTable`, stream–stream and foreign-key joins, `suppress`, `cogroup`, merging two
-//! `stream()` calls on one topic. See `tests/topology_parity.rs` for which programs are proven
-//! identical to Java's.
+//! reuse) and the repartition steps after one key change (or below one `merge`) are merged
+//! into one when the program is built (the `optimize` module).
+//!
+//! Not here yet: windowing, `globalTable`, stream–stream and foreign-key joins, `suppress`,
+//! `cogroup`, merging two `stream()` calls on one topic, and the sub-topology numbering Java
+//! gives when a named grouping is aggregated again after unrelated operations were added (it
+//! re-prioritises the shared repartition step). See `tests/topology_parity.rs` for which
+//! programs are proven identical to Java's.
 //!
 //! The functions given to operations are kept with their node (see
 //! [`DslTopology::operation`]); executing them is the processing runtime's job, later.
