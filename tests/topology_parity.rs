@@ -14,6 +14,8 @@
 
 #[path = "topology_parity/dsl_corpus.rs"]
 mod dsl_corpus;
+#[path = "topology_parity/dsl_ops_corpus.rs"]
+mod dsl_ops_corpus;
 #[path = "support/heartbeat_json.rs"]
 mod heartbeat_json;
 #[path = "topology_parity/papi_corpus.rs"]
@@ -161,6 +163,7 @@ fn topologies_match_kafka_streams() {
     let programs: Vec<Program> = papi_corpus::programs()
         .into_iter()
         .chain(dsl_corpus::programs())
+        .chain(dsl_ops_corpus::programs())
         .collect();
     let ours: BTreeSet<&str> = programs.iter().map(|(n, _)| *n).collect();
     let theirs: BTreeSet<&str> = java.keys().map(String::as_str).collect();

@@ -167,6 +167,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
                 Some(first) => first.clone(),
                 None => {
                     let (filter, sink) = (step.filter.clone(), step.sink.clone());
+                    inner.marks.step(step.clone());
                     let source = write_repartition(&mut inner, step, &self.node);
                     let (key, value) = (
                         self.grouped.key_typed.as_ref(),
@@ -211,7 +212,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         };
         inner.exec(&name, exec);
         let spec = StoreSpec {
-            name: store,
+            name: store.clone(),
             logging_enabled: materialized.logging_enabled,
             changelog_configs: materialized.changelog_configs.clone(),
         };
@@ -219,21 +220,22 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
         inner.record(result);
         inner.keep(&name, operation);
         drop(inner);
-        KTable::new(self.inner.clone(), name)
+        KTable::new(self.inner.clone(), name, super::table::View::Store(store))
     }
 }
 
 /// The names of one repartition step: topic, sink, filter, source.
-struct RepartitionStep {
-    topic: String,
-    sink: String,
-    filter: String,
-    source: String,
+#[derive(Clone, Debug)]
+pub(super) struct RepartitionStep {
+    pub(super) topic: String,
+    pub(super) sink: String,
+    pub(super) filter: String,
+    pub(super) source: String,
 }
 
 /// `KStreamImpl.createRepartitionedSource`: the topic `<prefix>-repartition`, and the sink,
 /// filter and source names, generated (and always used up) or derived from the topic.
-fn repartition_names(inner: &mut super::Inner, prefix: &str) -> RepartitionStep {
+pub(super) fn repartition_names(inner: &mut super::Inner, prefix: &str) -> RepartitionStep {
     let topic = if prefix.ends_with("-repartition") {
         prefix.to_string()
     } else {
@@ -261,7 +263,11 @@ fn repartition_names(inner: &mut super::Inner, prefix: &str) -> RepartitionStep 
 
 /// `OptimizableRepartitionNode.writeToTopology`: internal topic, filter after `parent`,
 /// sink to the topic, source from it. Returns the source's name.
-fn write_repartition(inner: &mut super::Inner, step: RepartitionStep, parent: &str) -> String {
+pub(super) fn write_repartition(
+    inner: &mut super::Inner,
+    step: RepartitionStep,
+    parent: &str,
+) -> String {
     inner.topology.add_internal_topic(&step.topic, None);
     let r = inner.topology.add_processor(&step.filter, &[parent]);
     inner.record(r);
@@ -289,16 +295,20 @@ fn is_generated(prefix: &str) -> bool {
 
 /// Java's `KTable<K, V>`: a changelog stream (a table source or an aggregation's result).
 pub struct KTable<K, V> {
-    inner: Shared,
-    node: String,
+    pub(super) inner: Shared,
+    pub(super) node: String,
+    /// Where a join or a downstream operation reads this table's values (Java's
+    /// `valueGetterSupplier`); see [`super::table::View`].
+    pub(super) view: super::table::View,
     _types: PhantomData<fn() -> (K, V)>,
 }
 
 impl<K, V> KTable<K, V> {
-    pub(super) fn new(inner: Shared, node: String) -> Self {
+    pub(super) fn new(inner: Shared, node: String, view: super::table::View) -> Self {
         Self {
             inner,
             node,
+            view,
             _types: PhantomData,
         }
     }

@@ -9,12 +9,31 @@
 //! `group_by`) mark the stream for repartitioning; an aggregation of such a stream writes
 //! Java's repartition step (filter, sink, `<name>-repartition` topic, source) first.
 //!
+//! Beyond the stateless operations and `KGroupedStream` aggregations, the DSL derives
+//! `KTable` `filter` / `filter_not` / `map_values` (named, materialized or not) and
+//! `group_by` into a [`KGroupedTable`] (`count`, `reduce` and `aggregate` with adder and
+//! subtractor), `KStream::to_table`, `merge`, `split` / `branch` ([`BranchedKStream`],
+//! [`Branched`] names), `repartition` ([`Repartitioned`]: name, partition count), `process` /
+//! `process_values` (a Processor-API supplier kept with its node, connected to stores added
+//! with [`StreamsBuilder::add_state_store`]), `KStream`–`KTable` `join` / `left_join` and
+//! `KTable`–`KTable` `join` / `left_join` / `outer_join`: Java's names (Java quirks included:
+//! a branch uses up a number it never prints, a named `process` uses up none, an unnamed
+//! `Materialized` on a table–table join still materializes it), the stores connected to join
+//! processors, copartition groups, and table sources materialized only when a later operation
+//! needs their values (a join, `group_by`, an outer side).
+//!
 //! Java writes the graph into its topology builder in the order the operations were called
-//! (`buildPriority`), so for the operations here the DSL can lower each call at once. The
-//! parts of Java's build that rewrite the graph afterwards are not here yet:
-//! `topology.optimization=all` (repartition merging, source-topic reuse for tables), merging
-//! two `stream()` calls on one topic, and tables materialized because of a later operation. See `tests/topology_parity.rs` for
-//! which programs are proven identical to Java's.
+//! (`buildPriority`), so the DSL lowers each call at once. `topology.optimization`
+//! ([`Optimization`], chosen with [`StreamsBuilder::with_optimization`]) is `none` by default;
+//! with `all`, a `table()` store is restored from its source topic (Java's source-topic
+//! reuse) and the repartition steps after one key change (or below one `merge`) are merged
+//! into one when the program is built (the `optimize` module).
+//!
+//! Not here yet: windowing, `globalTable`, stream–stream and foreign-key joins, `suppress`,
+//! `cogroup`, merging two `stream()` calls on one topic, and the sub-topology numbering Java
+//! gives when a named grouping is aggregated again after unrelated operations were added (it
+//! re-prioritises the shared repartition step). See `tests/topology_parity.rs` for which
+//! programs are proven identical to Java's.
 //!
 //! The functions given to operations are kept with their node (see
 //! [`DslTopology::operation`]), and so is what the node does with its types erased
@@ -39,25 +58,34 @@
 //! assert_eq!(heartbeat.subtopologies.len(), 2);
 //! ```
 
+mod branch;
 pub mod exec;
 mod grouped;
+mod join;
+mod more_options;
+mod optimize;
 mod options;
+mod reshape;
 pub mod serdes;
 mod stream;
+mod table;
 
 use std::any::Any;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+pub use branch::{Branched, BranchedKStream};
 pub use exec::NodeExec;
 pub use grouped::{KGroupedStream, KTable};
+pub use more_options::{Optimization, Repartitioned};
 pub use options::{Consumed, Grouped, Materialized, Produced};
 pub use serdes::{Bytes, Serdes, TypedSerde, Uuid};
 pub use stream::KStream;
+pub use table::KGroupedTable;
 
 use crate::topology::{
-    HeartbeatTopologyOptions, StoreSpec, StreamsTopology, TopologyBuildError, TopologyBuilder,
+    HeartbeatTopologyOptions, StreamsTopology, TopologyBuildError, TopologyBuilder,
     TopologyDescription, TopologyError,
 };
 
@@ -71,6 +99,10 @@ struct Inner {
     operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
     /// What each node does, types erased (for the runner).
     execs: BTreeMap<String, NodeExec>,
+    /// `topology.optimization`.
+    optimization: Optimization,
+    /// Key- and value-changing operations and optimizable repartition steps.
+    marks: optimize::GraphMarks,
 }
 
 type Shared = Rc<RefCell<Inner>>;
@@ -100,6 +132,16 @@ impl Inner {
         if let Err(e) = result {
             log::debug!("DSL topology error: {e}");
             self.error.get_or_insert(e);
+        }
+    }
+
+    /// Marks a key-changing (`map`, `flatMap`, `selectKey`, `groupBy`) or value-changing
+    /// (`mapValues`, `flatMapValues`) operation for `topology.optimization=all`.
+    fn mark_changing(&mut self, node: &str, prefix: &str, key_changing: bool) {
+        if key_changing {
+            self.marks.key_changers.push(node.to_string());
+        } else if matches!(prefix, "KSTREAM-MAPVALUES-" | "KSTREAM-FLATMAPVALUES-") {
+            self.marks.value_changers.push(node.to_string());
         }
     }
 
@@ -134,6 +176,8 @@ impl StreamsBuilder {
                 error: None,
                 operations: BTreeMap::new(),
                 execs: BTreeMap::new(),
+                optimization: Optimization::None,
+                marks: optimize::GraphMarks::default(),
             })),
         }
     }
@@ -181,12 +225,10 @@ impl StreamsBuilder {
     ) -> KTable<K, V> {
         let mut inner = self.inner.borrow_mut();
         // MaterializedInternal names the store first, with the topic as prefix.
+        let queryable = materialized.store_name.is_some();
         let store = match &materialized.store_name {
-            Some(s) => Some(s.clone()),
-            None => {
-                inner.next_store_name(&format!("{topic}-"));
-                None
-            }
+            Some(s) => s.clone(),
+            None => inner.next_store_name(&format!("{topic}-")),
         };
         let generated = inner.next_name("KSTREAM-SOURCE-");
         let source = consumed
@@ -207,26 +249,29 @@ impl StreamsBuilder {
         inner.exec(&source, exec::source::<K, V>(key, value));
         let key = materialized.key_typed.as_ref().or(key);
         let value = materialized.value_typed.as_ref().or(value);
+        // The runner keeps the store of a table materialized by name. A store that a later
+        // operation materializes (a join, a table group_by) belongs to operations the runner
+        // refuses by name, so it never runs without its store.
         let table = match exec::source::<K, V>(key, value) {
             NodeExec::Source { key, value } => NodeExec::TableSource {
-                store: store.clone(),
+                store: queryable.then(|| store.clone()),
                 key,
                 value,
             },
             other => other,
         };
         inner.exec(&name, table);
-        if let Some(store) = store {
-            let spec = StoreSpec {
-                name: store,
-                logging_enabled: materialized.logging_enabled,
-                changelog_configs: materialized.changelog_configs.clone(),
-            };
-            let result = inner.topology.add_state_store(spec, &[&name]);
-            inner.record(result);
+        let spec = table::store_spec(&store, &materialized);
+        let view = match inner.optimization {
+            // REUSE_KTABLE_SOURCE_TOPICS: the source topic is the store's changelog.
+            Optimization::All => table::View::source_reusing_topic(&name, spec, topic),
+            Optimization::None => table::View::source(&name, spec),
+        };
+        if queryable {
+            view.materialize(&mut inner);
         }
         drop(inner);
-        KTable::new(self.inner.clone(), name)
+        KTable::new(self.inner.clone(), name, view)
     }
 
     /// Ends the program: its topology, or the first error an operation met.
@@ -241,14 +286,22 @@ impl StreamsBuilder {
                     error: inner.error.clone(),
                     operations: std::mem::take(&mut inner.operations),
                     execs: std::mem::take(&mut inner.execs),
+                    optimization: inner.optimization,
+                    marks: inner.marks.clone(),
                 }
             });
+        let mut inner = inner;
+        if inner.optimization == Optimization::All && inner.error.is_none() {
+            let result = optimize::merge_repartitions(&mut inner);
+            inner.record(result);
+        }
         match inner.error {
             Some(e) => Err(e),
             None => Ok(DslTopology {
                 topology: inner.topology,
                 operations: inner.operations,
                 execs: inner.execs,
+                optimization: inner.optimization,
             }),
         }
     }
@@ -259,9 +312,15 @@ pub struct DslTopology {
     topology: TopologyBuilder,
     operations: BTreeMap<String, Box<dyn Any + Send + Sync>>,
     execs: BTreeMap<String, NodeExec>,
+    optimization: Optimization,
 }
 
 impl DslTopology {
+    /// The `topology.optimization` the program was built with.
+    pub fn optimization(&self) -> Optimization {
+        self.optimization
+    }
+
     /// What node `node` does, types erased, for the runner; `None` for a node of an
     /// operation the runner does not execute yet.
     pub fn node_exec(&self, node: &str) -> Option<&NodeExec> {
@@ -299,5 +358,7 @@ impl DslTopology {
     }
 }
 
+#[cfg(test)]
+mod ops_tests;
 #[cfg(test)]
 mod tests;

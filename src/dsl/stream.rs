@@ -11,11 +11,11 @@ use crate::topology::SinkTarget;
 
 /// Java's `KStream<K, V>`: a handle on one node of the program; operations add nodes after it.
 pub struct KStream<K, V> {
-    inner: Shared,
+    pub(super) inner: Shared,
     /// The node this stream's records come out of.
-    node: String,
+    pub(super) node: String,
     /// A key-changing operation came before: an aggregation must repartition first.
-    repartition_required: bool,
+    pub(super) repartition_required: bool,
     _types: PhantomData<fn() -> (K, V)>,
 }
 
@@ -65,7 +65,7 @@ impl<K, V> KStream<K, V> {
 impl<K: 'static, V: 'static> KStream<K, V> {
     /// Adds a processor named `name` (or `prefix` + the next number) after this stream's
     /// node, keeps `operation` with it, and returns the stream coming out of it.
-    fn processor<K2, V2>(
+    pub(super) fn processor<K2, V2>(
         &self,
         prefix: &str,
         name: Option<&str>,
@@ -77,6 +77,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         let result = inner.topology.add_processor(&name, &[&self.node]);
         inner.record(result);
         inner.keep(&name, operation);
+        inner.mark_changing(&name, prefix, key_changing);
         drop(inner);
         KStream {
             inner: self.inner.clone(),

@@ -27,7 +27,7 @@ mod run;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::dsl::{DslTopology, NodeExec};
+use crate::dsl::{DslTopology, NodeExec, Optimization};
 use crate::error::Error;
 use crate::streams::{StreamsTaskId, StreamsTopology};
 use crate::topology::{HeartbeatTopologyOptions, NodeKind, SinkTarget, TopologyBuilder};
@@ -82,6 +82,15 @@ impl DslProgram {
         program: &DslTopology,
         options: &HeartbeatTopologyOptions,
     ) -> Result<DslProgram, Error> {
+        if program.optimization() != Optimization::None {
+            // Merged repartition steps and a table restored from its source topic need
+            // execution support of their own: refused rather than run half right.
+            return Err(refused(
+                "a program built with topology.optimization=all derives Java's topology but \
+                 does not run yet: build it with Optimization::None (the default)"
+                    .to_string(),
+            ));
+        }
         let builder = program.topology();
         let topology = program
             .streams_topology(options)

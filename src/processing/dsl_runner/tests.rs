@@ -405,3 +405,30 @@ fn a_dsl_program_runs_in_the_stream_thread() {
     assert!(!log.is_empty());
     assert_eq!(log.last().unwrap().1, Some(be(2)));
 }
+
+/// Operations that are derived but not executed yet, and programs built with
+/// `topology.optimization=all`, are refused by name before anything runs.
+#[test]
+fn derived_only_operations_and_optimized_programs_are_refused() {
+    let builder = StreamsBuilder::new();
+    builder
+        .table_with::<String, String>("t", Consumed::default(), Materialized::named("s"))
+        .filter(|_, v| !v.is_empty())
+        .to_stream()
+        .to("out");
+    let e = DslTestDriver::new(&builder.build().unwrap(), "app")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("KTABLE-FILTER-"), "{e}");
+    assert!(e.contains("does not execute yet"), "{e}");
+
+    let builder = StreamsBuilder::with_optimization(crate::dsl::Optimization::All);
+    builder
+        .stream::<String, String>("in")
+        .filter(|_, _| true)
+        .to("out");
+    let e = DslTestDriver::new(&builder.build().unwrap(), "app")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("topology.optimization=all"), "{e}");
+}

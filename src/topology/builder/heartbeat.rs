@@ -131,10 +131,16 @@ impl TopologyBuilder {
                     .users
                     .iter()
                     .any(|u| group.iter().any(|&n| &self.nodes[n].name == u));
-                if !used_here || !store.spec.logging_enabled {
+                let source_topic = self.source_changelog(&store.spec.name);
+                if !used_here || (!store.spec.logging_enabled && source_topic.is_none()) {
                     continue;
                 }
-                let name = format!("{}-{}-changelog", options.application_id, store.spec.name);
+                // A table store restored from its source topic (`connectSourceStoreAndTopic`)
+                // names that topic, undecorated, as its changelog.
+                let name = match source_topic {
+                    Some(topic) => topic.to_string(),
+                    None => format!("{}-{}-changelog", options.application_id, store.spec.name),
+                };
                 let configs = merged_configs(
                     &CHANGELOG_DEFAULTS,
                     &options.topic_defaults,

@@ -70,6 +70,9 @@ pub enum TopologyBuildError {
         /// The source or sink.
         node: String,
     },
+    /// A store was connected to a source topic twice.
+    #[error("Source store {0} is already added.")]
+    SourceStoreAlreadyAdded(String),
     /// A copartition group names a node that is not a source.
     #[error("copartitioned node {0} is not a source node")]
     CopartitionNotSource(String),
@@ -174,6 +177,8 @@ pub struct TopologyBuilder {
     internal_topics: Vec<(String, Option<i32>)>,
     /// Copartitioned source nodes, one entry per `copartition_sources` call.
     copartition_groups: Vec<Vec<String>>,
+    /// Stores whose changelog is a source topic (`connectSourceStoreAndTopic`): store, topic.
+    source_changelogs: Vec<(String, String)>,
 }
 
 impl TopologyBuilder {
@@ -317,6 +322,55 @@ impl TopologyBuilder {
         self.copartition_groups
             .push(sources.iter().map(|s| s.to_string()).collect());
         Ok(())
+    }
+
+    /// `connectSourceStoreAndTopic(store, topic)`: `store` is restored from the source topic
+    /// `topic`, which is its changelog (what `topology.optimization=all` does for a table's
+    /// store). The store itself should have logging disabled.
+    pub fn connect_source_store_and_topic(
+        &mut self,
+        store: &str,
+        topic: &str,
+    ) -> Result<(), TopologyBuildError> {
+        if self.source_changelog(store).is_some() {
+            return Err(TopologyBuildError::SourceStoreAlreadyAdded(
+                store.to_string(),
+            ));
+        }
+        self.source_changelogs
+            .push((store.to_string(), topic.to_string()));
+        Ok(())
+    }
+
+    /// The source topic `store` is restored from, if [`connect_source_store_and_topic`]
+    /// named one.
+    ///
+    /// [`connect_source_store_and_topic`]: Self::connect_source_store_and_topic
+    pub fn source_changelog(&self, store: &str) -> Option<&str> {
+        self.source_changelogs
+            .iter()
+            .find(|(s, _)| s == store)
+            .map(|(_, t)| t.as_str())
+    }
+
+    /// The stores, in the order they were added, each with the processors using it.
+    pub fn stores(&self) -> impl Iterator<Item = (&StoreSpec, &[String])> {
+        self.stores.iter().map(|s| (&s.spec, s.users.as_slice()))
+    }
+
+    /// The internal (repartition) topics, undecorated, with their fixed partition counts.
+    pub fn internal_topics(&self) -> &[(String, Option<i32>)] {
+        &self.internal_topics
+    }
+
+    /// The copartitioned source-node groups, one per `copartition_sources` call.
+    pub fn copartition_groups(&self) -> &[Vec<String>] {
+        &self.copartition_groups
+    }
+
+    /// The stores restored from a source topic: store, topic.
+    pub fn source_changelogs(&self) -> &[(String, String)] {
+        &self.source_changelogs
     }
 
     fn source_topics(&self) -> impl Iterator<Item = &String> {

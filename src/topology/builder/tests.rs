@@ -201,3 +201,26 @@ fn copartitioned_sources_land_in_their_subtopology() {
         2
     );
 }
+
+#[test]
+fn a_store_restored_from_its_source_topic_names_that_topic_as_changelog() {
+    let mut b = TopologyBuilder::new();
+    b.add_source("src", ["t"]).unwrap();
+    b.add_processor("table", &["src"]).unwrap();
+    b.add_state_store(StoreSpec::new("t-store").logging_disabled(), &["table"])
+        .unwrap();
+    b.connect_source_store_and_topic("t-store", "t").unwrap();
+    assert_eq!(
+        b.connect_source_store_and_topic("t-store", "t"),
+        Err(TopologyBuildError::SourceStoreAlreadyAdded(
+            "t-store".into()
+        ))
+    );
+    let topology = b
+        .streams_topology(&HeartbeatTopologyOptions::new("app"))
+        .unwrap();
+    let changelogs = &topology.subtopologies[0].state_changelog_topics;
+    assert_eq!(changelogs.len(), 1);
+    assert_eq!(changelogs[0].name, "t");
+    assert_eq!(b.source_changelog("t-store"), Some("t"));
+}

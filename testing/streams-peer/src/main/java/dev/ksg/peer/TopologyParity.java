@@ -42,6 +42,7 @@ final class TopologyParity {
         final Map<String, Function<Properties, Topology>> corpus = new LinkedHashMap<>();
         processorApi(corpus);
         TopologyParityDsl.programs(corpus);
+        TopologyParityDslOps.programs(corpus);
         for (final Map.Entry<String, Function<Properties, Topology>> e : corpus.entrySet()) {
             final Properties props = config(e.getKey().endsWith("@all") ? "all" : "none");
             out.println("### " + e.getKey());
