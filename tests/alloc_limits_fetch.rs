@@ -6,8 +6,8 @@
 //! handled by a `FetcherCore`; then its records are taken two ways:
 //!
 //! * copied, as a caller that keeps records past the next poll had to (the processing
-//!   runtime's input port copies key and value into `Vec`s and clones the partition name):
-//!   about 3 allocations per record;
+//!   runtime's input port copied key and value into `Vec`s and cloned the partition name
+//!   until issue 22 made its records shares of the batch): about 3 allocations per record;
 //! * shared: `PartitionRecords::for_each_shared` gives `FetchedRecord`s that hold a share of
 //!   their batch's bytes: at most a few allocations per *batch* (the batch index, and for a
 //!   compressed batch its decompressed buffer and that buffer's handle), none per record.

@@ -21,37 +21,7 @@ use std::sync::Arc;
 use crate::protocol::records::{Header, RawBatch, Record, RecordsError};
 
 use super::records::PartitionRecords;
-
-/// A byte range in a shared buffer; `len == NULL` is a Kafka null.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Span {
-    start: u32,
-    len: u32,
-}
-
-const NULL: u32 = u32::MAX;
-
-impl Span {
-    const NONE: Span = Span {
-        start: 0,
-        len: NULL,
-    };
-
-    fn get(self, data: &[u8]) -> Option<&[u8]> {
-        if self.len == NULL {
-            return None;
-        }
-        let start = self.start as usize;
-        data.get(start..start + self.len as usize)
-    }
-}
-
-/// The spans of one record header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct HeaderSpan {
-    key: Span,
-    value: Span,
-}
+use super::shared::{HeaderSpan, RecordHeaders, SharedBytes, Span, NULL};
 
 /// One fetched record holding a share of its batch's bytes. Cloning it, or keeping it after
 /// its [`PartitionRecords`] is dropped, copies no key or value. See the module docs.
@@ -129,6 +99,21 @@ impl FetchedRecord {
     pub fn retained_bytes(&self) -> usize {
         self.bytes.len()
     }
+
+    /// Splits the record into its key, value and headers, each a share of the same buffer
+    /// (no byte copied, no allocation; the buffer's reference count grows by one per part
+    /// that is there).
+    pub fn into_shared(self) -> (Option<SharedBytes>, Option<SharedBytes>, RecordHeaders) {
+        let headers = match self.headers {
+            Some(table) => RecordHeaders::shared(Arc::clone(&self.bytes), table, self.header_range),
+            None => RecordHeaders::default(),
+        };
+        (
+            self.key.share(&self.bytes),
+            self.value.share(&self.bytes),
+            headers,
+        )
+    }
 }
 
 /// Where `part` lies in `base`, or `None` when it is not inside it.
@@ -149,7 +134,7 @@ fn span_in(base: &[u8], part: Option<&[u8]>) -> Option<Span> {
 }
 
 /// The spans of one record, before its buffer is known to be shared.
-struct Spans {
+pub(crate) struct Spans {
     offset: i64,
     timestamp: i64,
     sequence: i32,
@@ -205,47 +190,83 @@ impl PartitionRecords {
     /// many there were.
     pub fn for_each_shared(&self, mut f: impl FnMut(FetchedRecord)) -> Result<usize, RecordsError> {
         let mut n = 0;
-        let mut spans_buf = Vec::new();
-        for (header, range) in &self.batches {
-            let raw = RawBatch {
-                header: *header,
-                bytes: self.buf.get(range.clone()).unwrap_or_default(),
-            };
-            let batch = raw.decode(&self.limits)?;
-            let base: &[u8] = if batch.is_borrowed() {
-                &self.buf
-            } else {
-                batch.data()
-            };
-            let mut table = Vec::new();
-            spans_buf.clear();
-            for (i, r) in batch.records().enumerate() {
-                if r.offset >= self.from {
-                    spans_buf.push(spans(base, &r, &mut table, header.base_offset, i)?);
-                }
-            }
-            let bytes = match batch.into_data() {
-                Cow::Borrowed(_) => Arc::clone(&self.buf),
-                Cow::Owned(v) => Arc::new(v),
-            };
-            let table = (!table.is_empty()).then(|| Arc::new(table));
-            for s in spans_buf.drain(..) {
-                f(FetchedRecord {
-                    offset: s.offset,
-                    timestamp: s.timestamp,
-                    sequence: s.sequence,
-                    leader_epoch: header.partition_leader_epoch,
-                    bytes: Arc::clone(&bytes),
-                    key: s.key,
-                    value: s.value,
-                    headers: table.clone(),
-                    header_range: s.header_range,
-                });
-                n += 1;
-            }
+        let mut scratch = Vec::new();
+        for index in 0..self.batches.len() {
+            let taken = self.batch_shared(index, self.from, usize::MAX, &mut scratch, &mut f)?;
+            n += taken.count;
         }
         Ok(n)
     }
+
+    /// Calls `f` with the records of batch `index` at or above offset `from`, at most `max`
+    /// of them, in offset order, as [`FetchedRecord`]s. `scratch` is reused between calls.
+    pub(crate) fn batch_shared(
+        &self,
+        index: usize,
+        from: i64,
+        max: usize,
+        scratch: &mut Vec<Spans>,
+        f: &mut impl FnMut(FetchedRecord),
+    ) -> Result<Taken, RecordsError> {
+        let mut taken = Taken {
+            count: 0,
+            next: None,
+        };
+        let Some((header, range)) = self.batches.get(index) else {
+            return Ok(taken);
+        };
+        let raw = RawBatch {
+            header: *header,
+            bytes: self.buf.get(range.clone()).unwrap_or_default(),
+        };
+        let batch = raw.decode(&self.limits)?;
+        let base: &[u8] = if batch.is_borrowed() {
+            &self.buf
+        } else {
+            batch.data()
+        };
+        let mut table = Vec::new();
+        scratch.clear();
+        for (i, r) in batch.records().enumerate() {
+            if r.offset < from {
+                continue;
+            }
+            if scratch.len() == max {
+                taken.next = Some(r.offset);
+                break;
+            }
+            scratch.push(spans(base, &r, &mut table, header.base_offset, i)?);
+        }
+        let bytes = match batch.into_data() {
+            Cow::Borrowed(_) => Arc::clone(&self.buf),
+            Cow::Owned(v) => Arc::new(v),
+        };
+        let table = (!table.is_empty()).then(|| Arc::new(table));
+        for s in scratch.drain(..) {
+            f(FetchedRecord {
+                offset: s.offset,
+                timestamp: s.timestamp,
+                sequence: s.sequence,
+                leader_epoch: header.partition_leader_epoch,
+                bytes: Arc::clone(&bytes),
+                key: s.key,
+                value: s.value,
+                headers: table.clone(),
+                header_range: s.header_range,
+            });
+            taken.count += 1;
+        }
+        Ok(taken)
+    }
+}
+
+/// What [`PartitionRecords::batch_shared`] handed out of one batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Taken {
+    /// Records handed out.
+    pub(crate) count: usize,
+    /// The offset of the first record left in the batch (the `max` was reached), if any.
+    pub(crate) next: Option<i64>,
 }
 
 #[cfg(test)]
@@ -330,6 +351,23 @@ mod tests {
                 })
                 .collect();
             assert_eq!(got, expected, "{codec:?}");
+            // Split into shares of the same bytes: the same key, value and headers.
+            let split: Vec<_> = shared
+                .iter()
+                .map(|r| {
+                    let (key, value, headers) = r.clone().into_shared();
+                    let buffer = key.as_ref().or(value.as_ref()).map(|b| b.retained_bytes());
+                    assert_eq!(buffer, Some(r.retained_bytes()), "{codec:?}: one buffer");
+                    (
+                        r.offset,
+                        r.timestamp,
+                        key.map(|k| k.to_vec()),
+                        value.map(|v| v.to_vec()),
+                        headers.to_vec(),
+                    )
+                })
+                .collect();
+            assert_eq!(split, expected, "{codec:?}: into_shared");
             assert_eq!(got.len(), 7, "{codec:?}: offsets 11..18");
             assert_eq!(
                 shared[0].offset, 11,

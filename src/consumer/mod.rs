@@ -16,7 +16,8 @@
 //!   not copied); [`PartitionRecords::batches`] decodes a batch at a time and its records
 //!   borrow from the buffer; [`PartitionRecords::records`] gives [`FetchedRecord`]s, which
 //!   hold a share of their batch's bytes (no copy, no allocation per record) and can be kept
-//!   past the next poll.
+//!   past the next poll; [`FetchedRecord::into_shared`] splits one into its key and value
+//!   ([`SharedBytes`]) and headers ([`RecordHeaders`]), still shares of the same bytes.
 //! * [`FetcherConfig`]: a [`ClientConfig`](crate::ClientConfig) plus the fetch settings, as
 //!   a builder or from Java consumer properties (`fetch.min.bytes`, `fetch.max.wait.ms`,
 //!   `max.partition.fetch.bytes`, `fetch.max.bytes`, `isolation.level`, `auto.offset.reset`).
@@ -30,13 +31,16 @@ mod core;
 mod fetched;
 mod fetcher;
 mod records;
+mod shared;
 mod validate;
 
 pub use self::config::{FetchSettings, FetcherConfig, IsolationLevel, OffsetReset, FETCHER_KEYS};
 pub use self::core::FetcherCore;
 pub use self::fetched::FetchedRecord;
+pub(crate) use self::fetched::Spans;
 pub use self::fetcher::Fetcher;
 pub use self::records::{FetchedBatch, PartitionRecords};
+pub use self::shared::{HeadersIter, RecordHeaders, SharedBytes};
 pub use crate::common::ConsumerError;
 
 #[cfg(test)]

@@ -1,8 +1,10 @@
 //! What application code sees while it processes a record: its task, the stores of its task
 //! and a way to send records to sink topics.
 
+use crate::consumer::RecordHeaders;
 use crate::error::Error;
 use crate::producer::ProducerRecord;
+use crate::protocol::records::Header;
 use crate::streams::StreamsTaskId;
 
 use super::collector::RecordCollector;
@@ -39,6 +41,45 @@ pub trait Processor: Send {
 /// Headers of a record: `(key, value)` pairs in order, a `None` value is a null header.
 pub type Headers = [(Vec<u8>, Option<Vec<u8>>)];
 
+/// Headers a record can be sent with: a list of `(key, value)` pairs ([`Headers`], a `Vec`
+/// or an array of them, `&[]` for none) or an input record's [`RecordHeaders`], which are
+/// forwarded without a copy of their own (the producer writes them into its batch).
+pub trait SendHeaders {
+    /// Calls `f` with each header, in order.
+    fn for_each_header(&self, f: &mut dyn FnMut(Header<'_>));
+}
+
+impl SendHeaders for Headers {
+    fn for_each_header(&self, f: &mut dyn FnMut(Header<'_>)) {
+        for (key, value) in self {
+            f(Header {
+                key,
+                value: value.as_deref(),
+            });
+        }
+    }
+}
+
+impl<const N: usize> SendHeaders for [(Vec<u8>, Option<Vec<u8>>); N] {
+    fn for_each_header(&self, f: &mut dyn FnMut(Header<'_>)) {
+        self[..].for_each_header(f)
+    }
+}
+
+impl SendHeaders for Vec<(Vec<u8>, Option<Vec<u8>>)> {
+    fn for_each_header(&self, f: &mut dyn FnMut(Header<'_>)) {
+        self[..].for_each_header(f)
+    }
+}
+
+impl SendHeaders for RecordHeaders {
+    fn for_each_header(&self, f: &mut dyn FnMut(Header<'_>)) {
+        for h in self {
+            f(h);
+        }
+    }
+}
+
 /// The task's view of the runtime while one record is processed.
 pub struct TaskContext<'a> {
     pub(crate) task: &'a StreamsTaskId,
@@ -55,27 +96,28 @@ impl TaskContext<'_> {
     /// Sends a record to `topic`, partitioned as Kafka Streams does by default: Java's
     /// murmur2 partitioner on the key bytes (any partition for a null key). Returns the
     /// partition. Delivery is confirmed at the next commit (the producer is flushed before
-    /// offsets are committed).
-    pub fn send(
+    /// offsets are committed). `headers`: see [`SendHeaders`] (`&record.headers` forwards
+    /// an input record's).
+    pub fn send<H: SendHeaders + ?Sized>(
         &mut self,
         topic: &str,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         timestamp: i64,
-        headers: &Headers,
+        headers: &H,
     ) -> Result<i32, Error> {
         self.send_record(topic, None, key, value, timestamp, headers)
     }
 
     /// Like [`send`](Self::send) to an explicit partition.
-    pub fn send_to_partition(
+    pub fn send_to_partition<H: SendHeaders + ?Sized>(
         &mut self,
         topic: &str,
         partition: i32,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         timestamp: i64,
-        headers: &Headers,
+        headers: &H,
     ) -> Result<i32, Error> {
         self.send_record(topic, Some(partition), key, value, timestamp, headers)
     }
@@ -87,15 +129,14 @@ impl TaskContext<'_> {
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         timestamp: i64,
-        headers: &Headers,
+        headers: &(impl SendHeaders + ?Sized),
     ) -> Result<i32, Error> {
         let mut r = ProducerRecord::new(topic, key, value).timestamp(timestamp);
-        if let Some(p) = partition {
-            r = r.partition(p);
-        }
-        for (k, v) in headers {
-            r = r.header(k, v.as_deref());
-        }
+        r.partition = partition;
+        headers.for_each_header(&mut |h| {
+            r.headers
+                .push((h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+        });
         self.collector.send(r)
     }
 

@@ -120,14 +120,7 @@ impl InputRecord {
     /// ```
     /// # use kafka_streams_group::processing::{InputRecord, LongSerde, StringSerde};
     /// # use kafka_streams_group::{Error, TopicPartition};
-    /// let record = InputRecord {
-    ///     partition: TopicPartition::new("clicks", 2),
-    ///     offset: 41,
-    ///     timestamp: 0,
-    ///     key: Some(b"alice".to_vec()),
-    ///     value: Some(vec![0; 7]),
-    ///     headers: Vec::new(),
-    /// };
+    /// let record = InputRecord::new(TopicPartition::new("clicks", 2), 41, 0, Some(b"alice"), Some(&[0; 7]));
     /// assert_eq!(record.key_with(&StringSerde)?.as_deref(), Some("alice"));
     /// match record.value_with(&LongSerde) {
     ///     Err(Error::Deserialization { topic, partition: 2, offset: 41, part: "value", .. }) => {
@@ -198,14 +191,7 @@ mod tests {
     use crate::processing::{IntegerSerde, LongSerde, StringSerde};
 
     fn record(value: &[u8]) -> InputRecord {
-        InputRecord {
-            partition: TopicPartition::new("in", 3),
-            offset: 17,
-            timestamp: 5,
-            key: None,
-            value: Some(value.to_vec()),
-            headers: Vec::new(),
-        }
+        InputRecord::new(TopicPartition::new("in", 3), 17, 5, None, Some(value))
     }
 
     #[test]

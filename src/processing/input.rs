@@ -1,16 +1,21 @@
-//! The input side over the [`Fetcher`]: fetched records are copied into the task queues only
-//! as far as each queue has room (`buffered.records.per.partition`); what a Fetch answer
-//! holds beyond stays in its fetched buffer (as on the wire, not copied per record) and is
-//! handed out by the next polls, and its partition is paused in the fetcher meanwhile, so
-//! owned record copies are bounded by the setting and fetched bytes by one answer per
-//! partition (`max.partition.fetch.bytes`), not by how much the broker has.
+//! The input side over the [`Fetcher`]: fetched records go into the task queues only as far
+//! as each queue has room (`buffered.records.per.partition`); what a Fetch answer holds
+//! beyond stays in its fetched buffer and is handed out by the next polls, and its partition
+//! is paused in the fetcher meanwhile.
+//!
+//! A queued [`InputRecord`] copies nothing: its key, value and headers are shares of the
+//! buffer its batch was fetched into (or, compressed, decompressed into once per hand-out),
+//! and its partition name is one `Arc` per assigned partition. A buffer lives until the last
+//! of its records is processed, so what a partition holds is at most the bytes of its queued
+//! records plus the answers at either end of its queue (each at most
+//! `max.partition.fetch.bytes`): every answer between has all its records in the queue.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Instant;
 
-use crate::consumer::{Fetcher, PartitionRecords};
+use crate::consumer::{Fetcher, PartitionRecords, Spans};
 use crate::error::Error;
-use crate::protocol::records::RawBatch;
 use crate::streams::commit::TopicPartition;
 
 use super::ports::InputPort;
@@ -18,6 +23,8 @@ use super::task::InputRecord;
 
 /// The records of one Fetch answer not handed out yet.
 struct Leftover {
+    /// The partition's shared name.
+    tp: Arc<TopicPartition>,
     part: PartitionRecords,
     /// The first batch that may still hold records to hand out.
     batch: usize,
@@ -32,6 +39,10 @@ pub(crate) struct FetchInput {
     left: BTreeMap<TopicPartition, Leftover>,
     /// Partitions the stream thread paused (their queue is full).
     paused: BTreeSet<TopicPartition>,
+    /// The assigned partitions' names, shared by their records.
+    names: BTreeMap<TopicPartition, Arc<TopicPartition>>,
+    /// Reused between hand-outs.
+    scratch: Vec<Spans>,
 }
 
 impl FetchInput {
@@ -40,6 +51,16 @@ impl FetchInput {
             fetcher,
             left: BTreeMap::new(),
             paused: BTreeSet::new(),
+            names: BTreeMap::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The shared name of `tp` (made once per assignment).
+    fn name(&self, tp: &TopicPartition) -> Arc<TopicPartition> {
+        match self.names.get(tp) {
+            Some(name) => Arc::clone(name),
+            None => Arc::new(tp.clone()),
         }
     }
 
@@ -74,7 +95,7 @@ impl FetchInput {
                 self.left.insert(tp, l);
                 continue;
             }
-            if take(&mut l, limit, out)? {
+            if take(&mut l, limit, &mut self.scratch, out)? {
                 self.left.insert(tp, l);
             }
         }
@@ -82,41 +103,34 @@ impl FetchInput {
     }
 }
 
-/// Copies up to `limit` records of `l` into `out`; true if records remain.
-fn take(l: &mut Leftover, limit: usize, out: &mut Vec<InputRecord>) -> Result<bool, Error> {
-    let tp = l.part.topic_partition().clone();
+/// Hands up to `limit` records of `l` out into `out` (shares of the fetched bytes, not
+/// copies); true if records remain.
+fn take(
+    l: &mut Leftover,
+    limit: usize,
+    scratch: &mut Vec<Spans>,
+    out: &mut Vec<InputRecord>,
+) -> Result<bool, Error> {
     let from = l.part.first_offset().max(l.next);
     let mut taken = 0usize;
-    while let Some((header, range)) = l.part.batches.get(l.batch) {
+    while let Some((header, _)) = l.part.batches.get(l.batch) {
         if header.last_offset() < from {
             l.batch += 1;
             continue;
         }
-        let raw = RawBatch {
-            header: *header,
-            bytes: l.part.buf.get(range.clone()).unwrap_or_default(),
-        };
-        let batch = raw.decode(&l.part.limits).map_err(|e| Error::Protocol {
-            broker: None,
-            message: format!("a fetched batch of {tp} does not decode: {e}"),
-        })?;
-        for r in batch.records().filter(|r| r.offset >= from) {
-            if taken == limit {
-                l.next = r.offset;
-                return Ok(true);
-            }
-            out.push(InputRecord {
-                partition: tp.clone(),
-                offset: r.offset,
-                timestamp: r.timestamp,
-                key: r.key.map(<[u8]>::to_vec),
-                value: r.value.map(<[u8]>::to_vec),
-                headers: r
-                    .headers()
-                    .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
-                    .collect(),
-            });
-            taken += 1;
+        let tp = &l.tp;
+        let mut push = |r| out.push(InputRecord::from_fetched(Arc::clone(tp), r));
+        let batch = l
+            .part
+            .batch_shared(l.batch, from, limit - taken, scratch, &mut push)
+            .map_err(|e| Error::Protocol {
+                broker: None,
+                message: format!("a fetched batch of {} does not decode: {e}", l.tp),
+            })?;
+        taken += batch.count;
+        if let Some(next) = batch.next {
+            l.next = next;
+            return Ok(true);
         }
         l.batch += 1;
     }
@@ -127,6 +141,12 @@ impl InputPort for FetchInput {
     fn assign(&mut self, partitions: Vec<TopicPartition>) {
         self.left.retain(|tp, _| partitions.contains(tp));
         self.paused.retain(|tp| partitions.contains(tp));
+        self.names.retain(|tp, _| partitions.contains(tp));
+        for tp in &partitions {
+            if !self.names.contains_key(tp) {
+                self.names.insert(tp.clone(), Arc::new(tp.clone()));
+            }
+        }
         self.fetcher.assign(partitions);
     }
 
@@ -161,14 +181,16 @@ impl InputPort for FetchInput {
         }
         self.sync_paused();
         for part in self.fetcher.poll(deadline)? {
-            let tp = part.topic_partition().clone();
+            let tp = self.name(part.topic_partition());
             let mut l = Leftover {
                 next: part.first_offset(),
+                tp,
                 part,
                 batch: 0,
             };
-            if take(&mut l, room(&tp), &mut out)? {
-                self.left.insert(tp, l);
+            let limit = room(&l.tp);
+            if take(&mut l, limit, &mut self.scratch, &mut out)? {
+                self.left.insert(TopicPartition::clone(&l.tp), l);
             }
         }
         Ok(out)
@@ -212,21 +234,68 @@ mod tests {
         }
     }
 
+    fn leftover(part: PartitionRecords) -> Leftover {
+        Leftover {
+            tp: Arc::new(part.topic_partition().clone()),
+            next: part.first_offset(),
+            part,
+            batch: 0,
+        }
+    }
+
+    /// The records handed out are shares of the fetched buffer, not copies: an uncompressed
+    /// batch's keys and values point into the answer's bytes, every record of the partition
+    /// holds the same name, and the records outlive the answer. (With keys and values
+    /// copied into `Vec`s, as before, the addresses lie outside the buffer.)
+    #[test]
+    fn handed_out_records_share_the_fetched_bytes_and_the_partition_name() {
+        let part = fetched(Compression::None);
+        let buf = Arc::clone(&part.buf);
+        let inside = |b: &[u8]| {
+            let (at, start) = (b.as_ptr() as usize, buf.as_ptr() as usize);
+            at >= start && at + b.len() <= start + buf.len()
+        };
+        let mut l = leftover(part);
+        let mut out = Vec::new();
+        let mut scratch = Vec::new();
+        while take(&mut l, 4, &mut scratch, &mut out).unwrap() {}
+        drop(l);
+        assert_eq!(out.len(), 11, "offsets 11..22");
+        for r in &out {
+            assert!(
+                inside(r.key.as_deref().unwrap()),
+                "key of {} copied",
+                r.offset
+            );
+            assert!(
+                inside(r.value.as_deref().unwrap()),
+                "value of {} copied",
+                r.offset
+            );
+            assert!(Arc::ptr_eq(&r.partition, &out[0].partition), "one name");
+            assert_eq!(
+                r.value.as_deref().unwrap(),
+                format!("v{}", r.offset).as_bytes()
+            );
+        }
+        assert_eq!(
+            Arc::strong_count(&buf),
+            1 + 2 * out.len(),
+            "key + value each"
+        );
+    }
+
     /// A fetched answer is handed out in chunks of at most the room, each record once, in
     /// offset order, from the fetch position on, compressed or not.
     #[test]
-    fn a_fetched_answer_is_copied_out_in_chunks_of_the_room() {
+    fn a_fetched_answer_is_handed_out_in_chunks_of_the_room() {
         for compression in [Compression::None, Compression::Lz4] {
             let part = fetched(compression);
-            let mut l = Leftover {
-                next: part.first_offset(),
-                part,
-                batch: 0,
-            };
+            let mut l = leftover(part);
             let mut chunks = Vec::new();
             loop {
                 let mut out = Vec::new();
-                let more = take(&mut l, 5, &mut out).unwrap();
+                let more = take(&mut l, 5, &mut Vec::new(), &mut out).unwrap();
                 assert!(out.len() <= 5);
                 chunks.push(out.iter().map(|r| r.offset).collect::<Vec<_>>());
                 let v = out.last().and_then(|r| r.value.clone()).unwrap();

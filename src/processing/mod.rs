@@ -53,7 +53,7 @@ pub use self::config::{
     GroupConfigHook, ProcessingConfig, DEFAULT_BUFFERED_RECORDS, DEFAULT_COMMIT_INTERVAL,
     DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE, POLL_WAIT_RANGE,
 };
-pub use self::context::{Headers, Processor, TaskContext};
+pub use self::context::{Headers, Processor, SendHeaders, TaskContext};
 pub use self::deserialization::{
     DeserializationHandler, LOG_AND_CONTINUE_CLASS, LOG_AND_FAIL_CLASS,
 };
@@ -66,6 +66,7 @@ pub use self::query::{
 };
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
 pub use self::task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};
+pub use crate::consumer::{RecordHeaders, SharedBytes};
 pub use crate::state::{
     changelog_topic, ChangelogReader, ChangelogRecord, KeyValueStore, RestoreSummary, StateStore,
     StoreFormat, NO_TIMESTAMP,

@@ -2,24 +2,71 @@
 //! order across them (Java's `PartitionGroup`), partition times and consumed offsets.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
+use crate::consumer::{FetchedRecord, RecordHeaders, SharedBytes};
 use crate::streams::commit::{CommitOffset, TopicPartition};
 
-/// An input record, owned (copied out of the fetched batch).
+/// An input record: its key, value and headers are shares of the buffer its batch was
+/// fetched (or decompressed) into, not copies, and its partition is shared by the records
+/// of the partition. A processor that keeps bytes past [`process`](super::Processor::process)
+/// copies them itself (`record.value.as_deref().map(<[u8]>::to_vec)`, or
+/// [`SharedBytes`]' `to_vec`); cloning the record, or a key or value, copies no bytes.
+///
+/// `record.key.as_deref()` and `record.value.as_deref()` are `Option<&[u8]>` as before
+/// (`SharedBytes` dereferences to `[u8]`); `&record.headers` is sent on as it is
+/// ([`TaskContext::send`](super::TaskContext::send) takes [`RecordHeaders`] as well as a list
+/// of pairs). [`InputRecord::new`] builds one from bytes of its own (tests, replays).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputRecord {
-    /// The partition it was read from.
-    pub partition: TopicPartition,
+    /// The partition it was read from (one allocation per partition, shared).
+    pub partition: Arc<TopicPartition>,
     /// Its offset.
     pub offset: i64,
     /// Its timestamp (CreateTime as written by the producer).
     pub timestamp: i64,
     /// The key, `None` for a Kafka null.
-    pub key: Option<Vec<u8>>,
+    pub key: Option<SharedBytes>,
     /// The value, `None` for a Kafka null.
-    pub value: Option<Vec<u8>>,
+    pub value: Option<SharedBytes>,
     /// The headers, in order (a `None` value is a null header value).
-    pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    pub headers: RecordHeaders,
+}
+
+impl InputRecord {
+    /// A record of `partition` at `offset` with copies of `key` and `value` and no headers
+    /// (set [`headers`](Self::headers) to add some).
+    pub fn new(
+        partition: impl Into<Arc<TopicPartition>>,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Self {
+        InputRecord {
+            partition: partition.into(),
+            offset,
+            timestamp,
+            key: key.map(SharedBytes::from),
+            value: value.map(SharedBytes::from),
+            headers: RecordHeaders::default(),
+        }
+    }
+
+    /// The fetched `record` of `partition`, its key, value and headers left in the fetched
+    /// buffer (no copy, no allocation).
+    pub fn from_fetched(partition: Arc<TopicPartition>, record: FetchedRecord) -> Self {
+        let (offset, timestamp) = (record.offset, record.timestamp);
+        let (key, value, headers) = record.into_shared();
+        InputRecord {
+            partition,
+            offset,
+            timestamp,
+            key,
+            value,
+            headers,
+        }
+    }
 }
 
 /// Partition time of a partition nothing was processed from (Java's `RecordQueue.UNKNOWN`).
@@ -74,7 +121,7 @@ impl PartitionGroup {
     /// Appends a fetched record to its partition's queue; false if the partition is not one
     /// of this group's.
     pub fn add(&mut self, record: InputRecord) -> bool {
-        match self.queues.get_mut(&record.partition) {
+        match self.queues.get_mut(&*record.partition) {
             Some(q) => {
                 q.records.push_back(record);
                 true
@@ -109,7 +156,7 @@ impl PartitionGroup {
     /// Records `record` (taken with [`next_record`](Self::next_record)) as processed: its
     /// partition's next offset and partition time move.
     pub fn processed(&mut self, record: &InputRecord) {
-        if let Some(q) = self.queues.get_mut(&record.partition) {
+        if let Some(q) = self.queues.get_mut(&*record.partition) {
             q.partition_time = q.partition_time.max(record.timestamp);
             q.next_offset = Some(record.offset + 1);
             self.dirty = true;
@@ -177,14 +224,7 @@ mod tests {
     use super::*;
 
     fn rec(tp: &TopicPartition, offset: i64, ts: i64) -> InputRecord {
-        InputRecord {
-            partition: tp.clone(),
-            offset,
-            timestamp: ts,
-            key: None,
-            value: Some(vec![offset as u8]),
-            headers: Vec::new(),
-        }
+        InputRecord::new(tp.clone(), offset, ts, None, Some(&[offset as u8]))
     }
 
     #[test]

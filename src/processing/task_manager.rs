@@ -291,7 +291,7 @@ impl TaskManager {
     /// dropped).
     pub(crate) fn add_records(&mut self, records: Vec<InputRecord>) {
         for r in records {
-            let Some(task) = self.owner.get(&r.partition) else {
+            let Some(task) = self.owner.get(&*r.partition) else {
                 continue;
             };
             if let Some(t) = self.active.get_mut(task) {

@@ -270,14 +270,13 @@ impl InputPort for FakeInput {
             let log = self.shared.log(tp);
             let take = room(tp);
             for (i, (key, value, ts)) in log.into_iter().enumerate().skip(*pos).take(take) {
-                out.push(InputRecord {
-                    partition: tp.clone(),
-                    offset: i as i64,
-                    timestamp: ts,
-                    key,
-                    value,
-                    headers: Vec::new(),
-                });
+                out.push(InputRecord::new(
+                    tp.clone(),
+                    i as i64,
+                    ts,
+                    key.as_deref(),
+                    value.as_deref(),
+                ));
                 *pos = i + 1;
             }
         }

@@ -624,3 +624,37 @@ fn changelog_records_per_word_with_and_without_the_cache() {
     assert_eq!(ratios[1], 1.0, "without the cache, one record per update");
     assert!(ratios[0] < ratios[1], "{ratios:?}");
 }
+
+/// An input record's headers (shares of its fetched batch) are sent on as they are with
+/// `&record.headers`, like a list of pairs; `&[]` sends none.
+#[test]
+fn a_records_headers_are_forwarded_by_send() {
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut collector = super::collector::RecordCollector::new(Box::new(Keep(sent.clone())));
+    let mut stores = super::state_manager::Stores::new();
+    let t = task(0);
+    let mut ctx = super::TaskContext {
+        task: &t,
+        collector: &mut collector,
+        stores: &mut stores,
+    };
+    let tp = crate::TopicPartition::new("in", 0);
+    let mut r = super::InputRecord::new(tp, 5, 9, Some(b"k"), Some(b"v"));
+    let list = vec![(b"a".to_vec(), Some(b"1".to_vec())), (b"n".to_vec(), None)];
+    r.headers = list.clone().into();
+    let (key, value) = (r.key.as_deref(), r.value.as_deref());
+    ctx.send("out", key, value, r.timestamp, &r.headers)
+        .unwrap();
+    ctx.send("out", None, None, 1, &list).unwrap();
+    ctx.send_to_partition("out", 2, None, None, 1, &[]).unwrap();
+    let sent = sent.lock().unwrap();
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[0].headers, list, "the record's headers");
+    assert_eq!(
+        (sent[0].key.as_deref(), sent[0].timestamp),
+        (Some(&b"k"[..]), Some(9))
+    );
+    assert_eq!(sent[1].headers, list, "a list of pairs");
+    assert!(sent[2].headers.is_empty());
+    assert_eq!(sent[2].partition, Some(2));
+}

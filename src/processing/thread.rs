@@ -343,12 +343,13 @@ mod tests {
         );
     }
 
-    /// Bytes one buffered record costs: the inline [`InputRecord`] plus its key, value and
-    /// topic name on the heap (BENCHMARKS.md).
+    /// Bytes one buffered record costs: the inline [`InputRecord`] only; its key, value and
+    /// headers are shares of the fetched buffer and its partition name is shared
+    /// (BENCHMARKS.md; 120 bytes inline plus three heap blocks when they were copies).
     #[test]
     fn bytes_per_buffered_record() {
         let inline = std::mem::size_of::<InputRecord>();
-        println!("InputRecord inline: {inline} bytes + topic name, key, value on the heap");
-        assert!(inline <= 128, "{inline}");
+        println!("InputRecord inline: {inline} bytes, nothing of its own on the heap");
+        assert!(inline <= 96, "{inline}");
     }
 }
