@@ -45,6 +45,9 @@ pub struct ChangelogReader {
     followed: HashMap<TopicPartition, Option<i64>>,
     /// The last end offset seen per partition (restore end, or a fetch's high watermark).
     ends: HashMap<TopicPartition, i64>,
+    /// What the reader's ListOffsets ask for: `read_committed` (the last stable offset)
+    /// under exactly-once.
+    isolation: IsolationLevel,
 }
 
 impl ChangelogReader {
@@ -56,6 +59,7 @@ impl ChangelogReader {
             fetcher,
             followed: HashMap::new(),
             ends: HashMap::new(),
+            isolation: IsolationLevel::ReadUncommitted,
         }
     }
 
@@ -80,6 +84,20 @@ impl ChangelogReader {
     /// client shared with other users on the same thread: no connection of its own.
     pub fn with_client(shared: SharedClient, client: ClientConfig) -> Self {
         Self::new(Fetcher::with_client(shared, Self::fetcher_config(client)))
+    }
+
+    /// A reader on `shared` (as [`with_client`](Self::with_client)) that reads with
+    /// `isolation`: `read_committed` under exactly-once, so a store is rebuilt only from
+    /// committed changelog records and a restore ends at the last stable offset.
+    pub fn with_client_isolation(
+        shared: SharedClient,
+        client: ClientConfig,
+        isolation: IsolationLevel,
+    ) -> Self {
+        let config = Self::fetcher_config(client).isolation_level(isolation);
+        let mut reader = Self::new(Fetcher::with_client(shared, config));
+        reader.isolation = isolation;
+        reader
     }
 
     /// The fetcher (e.g. for its positions).
@@ -273,17 +291,16 @@ impl ChangelogReader {
         self.ends.get(changelog).copied()
     }
 
-    /// The current end offset of `changelog` (ListOffsets latest, read_uncommitted), e.g.
-    /// for the task end offsets a member reports.
+    /// The current end offset of `changelog` (ListOffsets latest, read_uncommitted; the last
+    /// stable offset for a `read_committed` reader), e.g. for the task end offsets a member
+    /// reports.
     pub fn end_offset(
         &mut self,
         changelog: &TopicPartition,
         deadline: Instant,
     ) -> Result<i64, Error> {
         let parts = std::slice::from_ref(changelog);
-        let ends = self
-            .fetcher
-            .end_offsets(parts, IsolationLevel::ReadUncommitted, deadline)?;
+        let ends = self.fetcher.end_offsets(parts, self.isolation, deadline)?;
         ends.get(changelog).copied().ok_or_else(|| Error::Protocol {
             broker: None,
             message: format!("ListOffsets answered without {changelog}"),
