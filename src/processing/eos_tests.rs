@@ -158,25 +158,26 @@ fn a_dirty_store_is_wiped_and_restored_from_committed_changelog() {
     h.step();
     assert_eq!(outputs(&h, "a"), [1, 2]);
     append(&h, 0, "a", 2);
+    append(&h, 0, "b", 1);
     h.step();
+    assert_eq!(count(&h, 0, "a"), Some(4), "uncommitted writes");
     assert_eq!(
-        count(&h, 0, "a"),
-        Some(4),
-        "uncommitted writes in the store"
+        count(&h, 0, "b"),
+        Some(1),
+        "a key only the open transaction wrote"
     );
-    h.shared.lock().fail_commit = Some((TxnErrorClass::Fenced, BrokerErrorKind::ProducerFenced));
+    let fenced = (TxnErrorClass::Fenced, BrokerErrorKind::ProducerFenced);
+    h.shared.lock().fail_commit = Some(fenced);
     tick(&h);
     h.step();
-    assert!(
-        h.shared.position("txn reset").is_some(),
-        "{:?}",
-        h.shared.events()
-    );
+    let events = h.shared.events();
+    assert!(h.shared.position("txn reset").is_some(), "{events:?}");
     assert_eq!(
         count(&h, 0, "a"),
         Some(2),
         "restored from the committed changelog"
     );
+    assert_eq!(count(&h, 0, "b"), None, "the aborted write is gone");
     h.step();
     tick(&h);
     h.step();
@@ -185,5 +186,6 @@ fn a_dirty_store_is_wiped_and_restored_from_committed_changelog() {
         [1, 2, 3, 4],
         "no count twice, none skipped"
     );
+    assert_eq!(outputs(&h, "b"), [1]);
     assert_eq!(count(&h, 0, "a"), Some(4));
 }
