@@ -294,7 +294,17 @@ impl TaskManager {
             "transaction aborted ({why}): reviving {} task(s)",
             start.len()
         );
-        self.handle_assignment(&start, BTreeMap::new(), s, now, false)
+        let revived = self.handle_assignment(&start, BTreeMap::new(), s, now, false);
+        if let Err(e) = revived {
+            // The member was fenced meanwhile (its committed offsets are refused as not
+            // assigned): the coming reconciliation takes the tasks as lost, assigns anew.
+            log::warn!("reviving failed ({e}): the tasks wait for the next assignment");
+            for (task, mut t) in std::mem::take(&mut self.active) {
+                t.close_processor(&task);
+            }
+            self.owner.clear();
+        }
+        Ok(())
     }
 
     /// Creates the tasks of `start`, acknowledges them (if `acknowledge`: a reconciliation),

@@ -45,9 +45,6 @@ pub struct ChangelogReader {
     followed: HashMap<TopicPartition, Option<i64>>,
     /// The last end offset seen per partition (restore end, or a fetch's high watermark).
     ends: HashMap<TopicPartition, i64>,
-    /// What the reader's ListOffsets ask for: `read_committed` (the last stable offset)
-    /// under exactly-once.
-    isolation: IsolationLevel,
 }
 
 impl ChangelogReader {
@@ -59,7 +56,6 @@ impl ChangelogReader {
             fetcher,
             followed: HashMap::new(),
             ends: HashMap::new(),
-            isolation: IsolationLevel::ReadUncommitted,
         }
     }
 
@@ -88,16 +84,17 @@ impl ChangelogReader {
 
     /// A reader on `shared` (as [`with_client`](Self::with_client)) that reads with
     /// `isolation`: `read_committed` under exactly-once, so a store is rebuilt only from
-    /// committed changelog records and a restore ends at the last stable offset.
+    /// committed changelog records. A restore still ends at the high watermark, not at the
+    /// last stable offset: it waits until every transaction on the changelog is decided,
+    /// rather than stop before committed records that an open transaction of a dead producer
+    /// holds back (Kafka aborts it after its `transaction.timeout.ms`).
     pub fn with_client_isolation(
         shared: SharedClient,
         client: ClientConfig,
         isolation: IsolationLevel,
     ) -> Self {
         let config = Self::fetcher_config(client).isolation_level(isolation);
-        let mut reader = Self::new(Fetcher::with_client(shared, config));
-        reader.isolation = isolation;
-        reader
+        Self::new(Fetcher::with_client(shared, config))
     }
 
     /// The fetcher (e.g. for its positions).
@@ -300,7 +297,9 @@ impl ChangelogReader {
         deadline: Instant,
     ) -> Result<i64, Error> {
         let parts = std::slice::from_ref(changelog);
-        let ends = self.fetcher.end_offsets(parts, self.isolation, deadline)?;
+        let ends = self
+            .fetcher
+            .end_offsets(parts, IsolationLevel::ReadUncommitted, deadline)?;
         ends.get(changelog).copied().ok_or_else(|| Error::Protocol {
             broker: None,
             message: format!("ListOffsets answered without {changelog}"),
