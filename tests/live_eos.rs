@@ -192,9 +192,14 @@ fn mismatches(got: &BTreeMap<String, i64>, want: &BTreeMap<String, i64>) -> Vec<
         .collect()
 }
 
-/// Two (or three) exactly-once WordCount processes, input flowing, `rounds` kill -9 of a
-/// random instance followed by a restart: the read_committed reader sees exactly 1..=N per
-/// word, and the final counts are exact.
+/// Two exactly-once WordCount processes, input flowing, `rounds` (`KSG_EOS_ROUNDS`, default
+/// 8) kill -9 of a random instance followed by a restart: the read_committed reader sees
+/// exactly 1..=N per word, and the final counts are exact.
+///
+/// With restores ending at the last stable offset instead of the high watermark
+/// (`ChangelogReader::end_offset` asking read_committed) this test fails on Kafka 4.4.0:
+/// 100 breaks such as "the" 1817 then 698 (a task moved twice while a killed instance's open
+/// transaction held the changelog's LSO back, and was restored short of committed records).
 #[test]
 #[ignore = "live: needs a Kafka broker (scripts/test.sh runs it)"]
 fn kill_9_under_exactly_once_changes_nothing_readers_see() {
