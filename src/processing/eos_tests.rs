@@ -189,3 +189,30 @@ fn a_dirty_store_is_wiped_and_restored_from_committed_changelog() {
     assert_eq!(outputs(&h, "b"), [1]);
     assert_eq!(count(&h, 0, "a"), Some(4));
 }
+
+/// The member was fenced while its transaction failed: the revive's offset fetch is refused
+/// (not assigned). The thread goes on with the tasks closed, and the reconciliation that
+/// follows (tasks lost, then assigned anew) starts them from committed state.
+#[test]
+fn a_revive_refused_waits_for_the_next_assignment() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 2);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    {
+        let mut c = h.shared.lock();
+        c.fail_commit = Some((TxnErrorClass::Abortable, BrokerErrorKind::UnknownMemberId));
+        c.refuse_fetch = true;
+    }
+    tick(&h);
+    h.step();
+    assert!(h.thread.tasks.active.is_empty(), "closed, not revived");
+    h.shared.lock().refuse_fetch = false;
+    h.lose_all(&[(0, ACTIVE)]);
+    h.step();
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2]);
+    assert_eq!(h.shared.committed(&input(0)), Some(2));
+}

@@ -53,6 +53,8 @@ pub(crate) struct Cluster {
     pub now: Option<Instant>,
     /// Exactly-once: the next transaction commit fails with this answer.
     pub fail_commit: Option<(TxnErrorClass, BrokerErrorKind)>,
+    /// Offset fetches are refused (the member was fenced: its tasks are not assigned).
+    pub refuse_fetch: bool,
 }
 
 /// A handle on the fake cluster.
@@ -186,6 +188,11 @@ impl GroupPort for FakeGroup {
         partitions: &BTreeSet<TopicPartition>,
     ) -> Result<OffsetFetchOutcome, Error> {
         let c = self.shared.lock();
+        if c.refuse_fetch {
+            return Ok(OffsetFetchOutcome::NotAssigned {
+                partitions: partitions.iter().cloned().collect(),
+            });
+        }
         let fetched = partitions
             .iter()
             .map(|tp| {
