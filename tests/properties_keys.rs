@@ -703,8 +703,8 @@ fn a_java_streams_properties_file_configures_a_processing_member() {
         .unwrap_err();
         e.to_string()
     };
-    let e = refused("processing.guarantee", "exactly_once_v2");
-    assert!(e.contains("not supported yet"), "{e}");
+    let e = refused("processing.guarantee", "exactly_once_beta");
+    assert!(e.contains("use exactly_once_v2"), "{e}");
     let e = refused("num.stream.threads", "0");
     assert!(e.contains("at least 1"), "{e}");
 }

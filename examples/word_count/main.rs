@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kafka_streams_group::admin::{self, NewTopic};
-use kafka_streams_group::processing::{ProcessingConfig, ProcessingRuntime};
+use kafka_streams_group::processing::{ProcessingConfig, ProcessingGuarantee, ProcessingRuntime};
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::{ClientConfig, Error};
 
@@ -41,12 +41,14 @@ struct Args {
     commit_ms: u64,
     threads: usize,
     cache_max_bytes: Option<u64>,
+    exactly_once: bool,
     quiet: bool,
     stdin_lines: bool,
 }
 
 const USAGE: &str = "usage: word_count [--bootstrap-server HOST:PORT] [--application-id ID] \
-[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--threads N] [--cache-max-bytes N] [--quiet] \
+[--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--threads N] [--cache-max-bytes N] \
+[--processing-guarantee at_least_once|exactly_once_v2] [--quiet] \
 [--no-stdin-input]";
 
 fn env_or(key: &str, default: &str) -> String {
@@ -63,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
         commit_ms: 1000,
         threads: 1,
         cache_max_bytes: None,
+        exactly_once: false,
         quiet: false,
         stdin_lines: true,
     };
@@ -89,6 +92,13 @@ fn parse_args() -> Result<Args, String> {
             "--cache-max-bytes" => {
                 let v = value()?.parse();
                 args.cache_max_bytes = Some(v.map_err(|e| format!("--cache-max-bytes: {e}"))?)
+            }
+            "--processing-guarantee" => {
+                args.exactly_once = match value()?.as_str() {
+                    "at_least_once" => false,
+                    "exactly_once_v2" => true,
+                    other => return Err(format!("--processing-guarantee {other}\n{USAGE}")),
+                }
             }
             "--quiet" => args.quiet = true,
             "--no-stdin-input" => args.stdin_lines = false,
@@ -129,6 +139,9 @@ fn run(args: Args) -> Result<(), Error> {
     let mut config = ProcessingConfig::new(args.bootstrap.clone(), args.application_id.clone())
         .commit_interval(Duration::from_millis(args.commit_ms))
         .num_stream_threads(args.threads);
+    if args.exactly_once {
+        config = config.processing_guarantee(ProcessingGuarantee::ExactlyOnceV2);
+    }
     if let Some(bytes) = args.cache_max_bytes {
         config = config.cache_max_bytes(bytes); // statestore.cache.max.bytes (10 MiB unless set)
     }

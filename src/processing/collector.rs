@@ -1,8 +1,8 @@
 //! The record collector (Kafka Streams' `RecordCollectorImpl` with its `StreamsProducer`):
 //! every record a processor sends and every change-log record of its stores goes through
-//! here to the produce side, and [`commit`](RecordCollector::commit) is the one commit path
-//! (at-least-once: flush, then commit the offsets). Exactly-once replaces that one function
-//! (send the offsets to the transaction, then commit the transaction).
+//! here to the produce side, and [`commit`](RecordCollector::commit) is the one commit path:
+//! at-least-once flushes, then commits the offsets; exactly-once ([`super::eos`]) sends the
+//! offsets to the open transaction and commits it, and on a failure aborts it.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -11,9 +11,22 @@ use crate::error::Error;
 use crate::producer::ProducerRecord;
 use crate::streams::commit::{CommitOffset, OffsetCommitOutcome, TopicPartition};
 
+use super::eos::{on_failure, Failure};
 use super::ports::{GroupPort, ProducePort, OP_TIMEOUT};
 use super::state_manager::TaskStore;
 use crate::state::{ChangelogRecord, ChangelogSink};
+
+/// What a commit did.
+#[derive(Debug)]
+pub(crate) enum Commit {
+    /// Nothing to commit.
+    Nothing,
+    /// The answer of the offset commit (at-least-once), or `Committed` (exactly-once).
+    Done(OffsetCommitOutcome),
+    /// Exactly-once: the transaction failed and was aborted (Java's `TaskMigratedException`):
+    /// every active task must be closed dirty and revived from committed state.
+    Migrated(String),
+}
 
 /// Sends records to sinks and changelogs, and commits.
 pub(crate) struct RecordCollector {
@@ -79,19 +92,66 @@ impl RecordCollector {
         self.producer.flush(Instant::now() + OP_TIMEOUT)
     }
 
-    /// The commit path, at-least-once: every record sent so far is acknowledged (flush)
+    /// Whether the producer is transactional (`exactly_once_v2`).
+    pub(crate) fn is_eos(&mut self) -> bool {
+        self.producer.transactions().is_some()
+    }
+
+    /// The commit path. At-least-once: every record sent so far is acknowledged (flush)
     /// before `offsets` are committed, so a committed offset never runs ahead of the output
-    /// of the records before it; `None` if there was nothing to commit. Exactly-once replaces
-    /// this function.
+    /// of the records before it. Exactly-once: `offsets` go into the open transaction with
+    /// the group's member id and epoch, and the transaction commits (its records are flushed
+    /// first); a failure aborts it ([`Commit::Migrated`]) or, if fatal, is returned.
     pub(crate) fn commit(
         &mut self,
         group: &mut dyn GroupPort,
         offsets: &BTreeMap<TopicPartition, CommitOffset>,
-    ) -> Result<Option<OffsetCommitOutcome>, Error> {
-        self.flush()?;
-        if offsets.is_empty() {
-            return Ok(None);
+    ) -> Result<Commit, Error> {
+        let Some(txn) = self.producer.transactions() else {
+            self.flush()?;
+            if offsets.is_empty() {
+                return Ok(Commit::Nothing);
+            }
+            return group.commit(offsets).map(Commit::Done);
+        };
+        if offsets.is_empty() && !txn.in_transaction() {
+            return Ok(Commit::Nothing);
         }
-        group.commit(offsets).map(Some)
+        let plain = offsets
+            .iter()
+            .map(|(tp, o)| (tp.clone(), o.offset))
+            .collect();
+        let meta = group.group_metadata();
+        match txn.commit(&plain, &meta) {
+            Ok(()) => Ok(Commit::Done(OffsetCommitOutcome::Committed {
+                member_epoch: meta.member_epoch,
+                stale_epoch_retries: 0,
+                partitions: offsets.len(),
+            })),
+            Err(e) => match on_failure(&e) {
+                Failure::TaskMigrated { reset } => {
+                    log::warn!("transaction commit failed ({e}): aborting, tasks migrated");
+                    self.abort(reset)?;
+                    Ok(Commit::Migrated(e.to_string()))
+                }
+                Failure::Fatal => Err(e.into()),
+            },
+        }
+    }
+
+    /// Exactly-once: aborts the open transaction (nothing of it becomes visible); with
+    /// `reset`, or if the abort fails, a new producer is initialised instead, which aborts it
+    /// at the coordinator. Nothing under at-least-once.
+    pub(crate) fn abort(&mut self, reset: bool) -> Result<(), Error> {
+        let Some(txn) = self.producer.transactions() else {
+            return Ok(());
+        };
+        if !reset {
+            match txn.abort() {
+                Ok(()) => return Ok(()),
+                Err(e) => log::warn!("abort failed ({e}): re-initialising the producer"),
+            }
+        }
+        txn.reset()
     }
 }

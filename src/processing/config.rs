@@ -14,6 +14,39 @@ use super::deserialization::DeserializationHandler;
 
 /// Kafka Streams' default `commit.interval.ms` under at-least-once.
 pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(30_000);
+/// Kafka Streams' default `commit.interval.ms` under `exactly_once_v2` (`StreamsConfig`'s
+/// `EOS_DEFAULT_COMMIT_INTERVAL_MS`).
+pub const EOS_DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_millis(100);
+/// The `transaction.timeout.ms` Kafka Streams gives its producers under `exactly_once_v2`
+/// (`StreamsConfig`'s producer default): a transaction of a stopped instance is aborted by
+/// its coordinator after this long.
+pub const EOS_TRANSACTION_TIMEOUT: Duration = Duration::from_millis(10_000);
+
+/// `processing.guarantee`: what a crash may do to what readers see.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProcessingGuarantee {
+    /// `at_least_once` (the default): output is flushed before the input offsets are
+    /// committed; after a crash the records since the last commit are processed again, so
+    /// their output and store updates may appear twice.
+    #[default]
+    AtLeastOnce,
+    /// `exactly_once_v2` (KIP-447): each stream thread has one transactional producer
+    /// (`transactional.id` `<application.id>-<process id>-<thread index>`); a commit puts
+    /// the output, the changelog writes and the input offsets into one transaction, and
+    /// input, restores and standbys read `read_committed`. A crash or a fencing aborts the
+    /// open transaction: `read_committed` readers see every input record's effect once.
+    ExactlyOnceV2,
+}
+
+impl ProcessingGuarantee {
+    /// Java's property value (`at_least_once`, `exactly_once_v2`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProcessingGuarantee::AtLeastOnce => "at_least_once",
+            ProcessingGuarantee::ExactlyOnceV2 => "exactly_once_v2",
+        }
+    }
+}
 /// Kafka Streams' default `repartition.purge.interval.ms`.
 pub const DEFAULT_PURGE_INTERVAL: Duration = Duration::from_millis(30_000);
 
@@ -44,7 +77,9 @@ pub type GroupConfigHook = Arc<dyn Fn(StreamsGroupConfig) -> StreamsGroupConfig 
 pub struct ProcessingConfig {
     application_id: String,
     client: ClientConfig,
-    commit_interval: Duration,
+    guarantee: ProcessingGuarantee,
+    /// Set explicitly; else the guarantee's default.
+    commit_interval: Option<Duration>,
     purge_interval: Duration,
     poll_wait: Duration,
     buffered_records: usize,
@@ -65,7 +100,8 @@ impl fmt::Debug for ProcessingConfig {
         f.debug_struct("ProcessingConfig")
             .field("application_id", &self.application_id)
             .field("client", &self.client)
-            .field("commit_interval", &self.commit_interval)
+            .field("guarantee", &self.guarantee)
+            .field("commit_interval", &self.get_commit_interval())
             .field("purge_interval", &self.purge_interval)
             .field("poll_wait", &self.poll_wait)
             .field("buffered_records", &self.buffered_records)
@@ -105,7 +141,8 @@ impl ProcessingConfig {
         ProcessingConfig {
             application_id: application_id.into(),
             client: ClientConfig::new(bootstrap),
-            commit_interval: DEFAULT_COMMIT_INTERVAL,
+            guarantee: ProcessingGuarantee::AtLeastOnce,
+            commit_interval: None,
             purge_interval: DEFAULT_PURGE_INTERVAL,
             poll_wait: Duration::from_millis(100),
             buffered_records: DEFAULT_BUFFERED_RECORDS,
@@ -142,7 +179,8 @@ impl ProcessingConfig {
     ///   it overrides, as in Java): the record cache;
     ///   `default.deserialization.exception.handler` ([`DeserializationHandler`]);
     /// * refused unless its value is what this crate does, with the reason:
-    ///   `processing.guarantee` (`at_least_once`; `exactly_once_v2` is not supported yet),
+    ///   `processing.guarantee` (`at_least_once` or `exactly_once_v2`; the deprecated
+    ///   `exactly_once` and `exactly_once_beta` are refused, as Kafka 4 does),
     ///   `group.protocol` (`streams`), `max.task.idle.ms` (0 or
     ///   -1), `topology.optimization` (any of Java's values: the app's topology is sent as
     ///   given), Java's default classes for the timestamp extractor and the processing and
@@ -171,7 +209,11 @@ impl ProcessingConfig {
     /// builder methods do not fail).
     pub fn validate(&self) -> Result<(), Error> {
         check_range("poll.ms", self.poll_wait, POLL_WAIT_RANGE)?;
-        check_range("commit.interval.ms", self.commit_interval, INTERVAL_RANGE)?;
+        check_range(
+            "commit.interval.ms",
+            self.get_commit_interval(),
+            INTERVAL_RANGE,
+        )?;
         check_range(
             "repartition.purge.interval.ms",
             self.purge_interval,
@@ -206,10 +248,23 @@ impl ProcessingConfig {
     }
 
     /// `commit.interval.ms`: how often progress is committed (producer flushed first);
-    /// 1 ms..=24 h ([`INTERVAL_RANGE`], checked by [`validate`](Self::validate)).
+    /// 1 ms..=24 h ([`INTERVAL_RANGE`], checked by [`validate`](Self::validate)). Unless
+    /// set: 30 s under at-least-once, 100 ms under `exactly_once_v2`, as in Java.
     pub fn commit_interval(mut self, interval: Duration) -> Self {
-        self.commit_interval = interval;
+        self.commit_interval = Some(interval);
         self
+    }
+
+    /// `processing.guarantee` (default [`ProcessingGuarantee::AtLeastOnce`]). Every
+    /// instance of an application must use the same one.
+    pub fn processing_guarantee(mut self, guarantee: ProcessingGuarantee) -> Self {
+        self.guarantee = guarantee;
+        self
+    }
+
+    /// `processing.guarantee`.
+    pub fn get_processing_guarantee(&self) -> ProcessingGuarantee {
+        self.guarantee
     }
 
     /// `repartition.purge.interval.ms`: how often consumed repartition records are deleted;
@@ -390,9 +445,14 @@ impl ProcessingConfig {
         self.cache_max_bytes
     }
 
-    /// The commit interval.
+    /// The commit interval: as set, else the guarantee's default
+    /// ([`DEFAULT_COMMIT_INTERVAL`], [`EOS_DEFAULT_COMMIT_INTERVAL`]).
     pub fn get_commit_interval(&self) -> Duration {
-        self.commit_interval
+        match (self.commit_interval, self.guarantee) {
+            (Some(d), _) => d,
+            (None, ProcessingGuarantee::AtLeastOnce) => DEFAULT_COMMIT_INTERVAL,
+            (None, ProcessingGuarantee::ExactlyOnceV2) => EOS_DEFAULT_COMMIT_INTERVAL,
+        }
     }
 
     /// The purge interval.

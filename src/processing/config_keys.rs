@@ -11,7 +11,7 @@ use crate::properties;
 use crate::session::StreamsGroupConfig;
 use crate::streams::{StreamsTopology, Subtopology, UserEndpoint};
 
-use super::config::ProcessingConfig;
+use super::config::{ProcessingConfig, ProcessingGuarantee};
 use super::deserialization::DeserializationHandler;
 
 /// Membership keys, read by [`StreamsGroupConfig::from_properties`]'s own rules
@@ -174,6 +174,7 @@ struct Reader {
     client: Vec<(String, String)>,
     member: Vec<(String, String)>,
     commit: Option<Duration>,
+    guarantee: Option<ProcessingGuarantee>,
     purge: Option<Duration>,
     poll: Option<Duration>,
     handler: Option<DeserializationHandler>,
@@ -193,7 +194,7 @@ impl Reader {
                 self.purge = Some(millis("repartition.purge.interval.ms", v)?)
             }
             "poll.ms" => self.poll = Some(millis("poll.ms", v)?),
-            "processing.guarantee" => check_guarantee(v)?,
+            "processing.guarantee" => self.guarantee = Some(guarantee(v)?),
             "group.protocol" => check_group_protocol(v)?,
             "default.deserialization.exception.handler" | "deserialization.exception.handler" => {
                 self.handler = Some(DeserializationHandler::from_property(v)?)
@@ -235,6 +236,9 @@ impl Reader {
         let client = crate::config::ClientConfig::from_properties(self.client)?;
         let bootstrap = client.bootstrap().to_owned();
         let mut c = ProcessingConfig::new(bootstrap.clone(), app.clone()).client_config(client);
+        if let Some(g) = self.guarantee {
+            c = c.processing_guarantee(g);
+        }
         if let Some(d) = self.commit {
             c = c.commit_interval(d);
         }
@@ -422,20 +426,21 @@ fn check_group_protocol(v: &str) -> Result<(), Error> {
     ))
 }
 
-fn check_guarantee(v: &str) -> Result<(), Error> {
+fn guarantee(v: &str) -> Result<ProcessingGuarantee, Error> {
     match v {
-        "at_least_once" => Ok(()),
-        "exactly_once_v2" | "exactly_once" | "exactly_once_beta" => Err(refused(
+        "at_least_once" => Ok(ProcessingGuarantee::AtLeastOnce),
+        "exactly_once_v2" => Ok(ProcessingGuarantee::ExactlyOnceV2),
+        "exactly_once" | "exactly_once_beta" => Err(refused(
             "processing.guarantee",
             format!(
-                "{v} is not supported yet (it needs a transactional producer, which this \
-                 crate does not implement yet); use at_least_once (and the same on every \
-                 instance of the application)"
+                "{v} was removed in Kafka 4.0 (one producer per task or per thread with \
+                 the old fencing); use exactly_once_v2 (and the same on every instance of \
+                 the application)"
             ),
         )),
         other => Err(refused(
             "processing.guarantee",
-            format!("unknown value {other:?}; use at_least_once"),
+            format!("unknown value {other:?}; use at_least_once or exactly_once_v2"),
         )),
     }
 }

@@ -137,7 +137,7 @@ impl ProcessingRuntime {
         let first = member_config(&config, &parts.topology, None, 1, n);
         let process_id = first.get_process_id().to_owned();
         let startup = first.get_join_timeout() + config.client().get_request_timeout() * 2;
-        let mut thread = build_member(&config, &parts, first)?;
+        let mut thread = build_member(&config, &parts, first, 1)?;
         thread
             .lifecycle
             .set_listener(StateView::thread_listener(&view, 0));
@@ -167,7 +167,7 @@ impl ProcessingRuntime {
             let (c, p, pid) = (runtime.config.clone(), parts.clone(), process_id.clone());
             let build = move || {
                 let group = member_config(&c, &p.topology, Some(&pid), idx, n);
-                build_member(&c, &p, group)
+                build_member(&c, &p, group, idx)
             };
             match Worker::spawn(idx, &runtime.view, startup, build) {
                 Ok(w) => runtime.workers.push(w),

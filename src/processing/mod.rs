@@ -27,6 +27,9 @@ mod config_keys;
 mod context;
 mod deserialization;
 mod dsl_runner;
+mod eos;
+#[cfg(test)]
+mod eos_tests;
 mod input;
 mod instance;
 mod lifecycle;
@@ -50,8 +53,9 @@ mod workers;
 
 pub use self::app::{ProcessorFactory, StreamsApp};
 pub use self::config::{
-    GroupConfigHook, ProcessingConfig, DEFAULT_BUFFERED_RECORDS, DEFAULT_COMMIT_INTERVAL,
-    DEFAULT_PURGE_INTERVAL, INTERVAL_RANGE, POLL_WAIT_RANGE,
+    GroupConfigHook, ProcessingConfig, ProcessingGuarantee, DEFAULT_BUFFERED_RECORDS,
+    DEFAULT_COMMIT_INTERVAL, DEFAULT_PURGE_INTERVAL, EOS_DEFAULT_COMMIT_INTERVAL,
+    EOS_TRANSACTION_TIMEOUT, INTERVAL_RANGE, POLL_WAIT_RANGE,
 };
 pub use self::context::{Headers, Processor, SendHeaders, TaskContext};
 pub use self::deserialization::{

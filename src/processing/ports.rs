@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
+use crate::producer::transaction::GroupMetadata;
 use crate::producer::{Producer, ProducerRecord};
 use crate::session::{AssignmentSubscriber, StreamsGroupSessionHandle, StreamsReconciliation};
 use crate::streams::commit::{
@@ -18,6 +19,7 @@ use crate::streams::{
     StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan, StreamsTaskRole, StreamsTaskRuntime,
 };
 
+use super::eos::TransactionPort;
 use super::purge::RecordPurger;
 use super::task::InputRecord;
 use crate::state::{ChangelogReader, RestoreSummary, StateStore};
@@ -67,6 +69,9 @@ pub(crate) trait GroupPort {
     fn report_task_offsets(&mut self, offsets: StreamsTaskOffsets) -> Result<(), Error>;
     /// Leaves the group (the leave heartbeat). Called once, last.
     fn leave(&mut self) -> Result<(), Error>;
+    /// The group id, member id, member epoch and instance id now (what a transaction's
+    /// TxnOffsetCommit carries under exactly-once, KIP-447).
+    fn group_metadata(&self) -> GroupMetadata;
 }
 
 /// The input side: the active tasks' partitions.
@@ -118,6 +123,10 @@ pub(crate) trait ProducePort {
     fn send_ready(&mut self, deadline: Instant) -> Result<(), Error>;
     /// Sends everything queued and waits for every answer.
     fn flush(&mut self, deadline: Instant) -> Result<(), Error>;
+    /// The transactional side under exactly-once (`None`: at-least-once).
+    fn transactions(&mut self) -> Option<&mut dyn TransactionPort> {
+        None
+    }
 }
 
 /// The purge side: DeleteRecords of consumed repartition records (failures only logged).
@@ -132,6 +141,8 @@ pub(crate) struct HandleGroup {
     changes: AssignmentSubscriber,
     tasks: StreamsTaskRuntime,
     step: Option<StreamsReconciliation>,
+    /// The group id and static instance id, for [`GroupPort::group_metadata`].
+    identity: (String, Option<String>),
 }
 
 impl HandleGroup {
@@ -141,7 +152,14 @@ impl HandleGroup {
             handle: Some(handle),
             tasks,
             step: None,
+            identity: (String::new(), None),
         }
+    }
+
+    /// Names the group and the static instance id the member joined with.
+    pub(crate) fn with_identity(mut self, group_id: &str, instance_id: Option<&str>) -> Self {
+        self.identity = (group_id.to_owned(), instance_id.map(str::to_owned));
+        self
     }
 
     fn handle(&self) -> Result<&StreamsGroupSessionHandle, Error> {
@@ -243,6 +261,19 @@ impl GroupPort for HandleGroup {
         match self.handle.take() {
             Some(h) => h.close(),
             None => Ok(()),
+        }
+    }
+
+    fn group_metadata(&self) -> GroupMetadata {
+        let (member_id, member_epoch) = match &self.handle {
+            Some(h) => (h.member_id(), h.member_epoch()),
+            None => (String::new(), -1),
+        };
+        GroupMetadata {
+            group_id: self.identity.0.clone(),
+            member_id,
+            member_epoch,
+            group_instance_id: self.identity.1.clone(),
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::streams::commit::{
 use crate::streams::{StreamsTaskId, StreamsTaskPlan, StreamsTaskRole};
 
 use super::app::ProcessorFactory;
-use super::collector::RecordCollector;
+use super::collector::{Commit, RecordCollector};
 use super::context::{Processor, TaskContext};
 use super::deserialization::DeserializationHandler;
 use super::ports::{GroupPort, InputPort};
@@ -116,6 +116,9 @@ pub(crate) struct TaskManager {
     pub(crate) commits: u64,
     /// What a processor's deserialization error of its own record does.
     deserialization: DeserializationHandler,
+    /// Exactly-once: why the last transaction was aborted (the tasks migrated); the active
+    /// tasks must be closed dirty and revived before anything else.
+    pub(crate) migrated: Option<String>,
 }
 
 impl TaskManager {
@@ -130,6 +133,7 @@ impl TaskManager {
             dropped_records: 0,
             commits: 0,
             deserialization: DeserializationHandler::default(),
+            migrated: None,
         }
     }
 
@@ -161,10 +165,23 @@ impl TaskManager {
             return Ok(());
         }
         rebalancing();
-        let d = decide(&plan, &self.dirty());
+        let mut d = decide(&plan, &self.dirty());
         self.handle_lost(&d, s.state);
-        let carried = self.handle_revocation(&d, s, now)?;
-        self.handle_assignment(&d, carried, s, now)?;
+        if !d.drop_dirty.is_empty() && s.collector.is_eos() {
+            // The open transaction holds the lost tasks' output: it must never commit, and
+            // the other tasks' uncommitted work goes with it.
+            s.collector.abort(false)?;
+            self.migrated = Some("active tasks lost".into());
+        }
+        let (carried, revived) = self.handle_revocation(&d, s, now)?;
+        let revoked: BTreeSet<&StreamsTaskId> = d.revoke.iter().map(|(t, _)| t).collect();
+        let revive: Vec<StreamsTaskId> = revived
+            .into_iter()
+            .filter(|t| !revoked.contains(t))
+            .collect();
+        d.start
+            .extend(revive.into_iter().map(|t| (t, StreamsTaskRole::Active)));
+        self.handle_assignment(&d.start, carried, s, now, true)?;
         log::info!(
             "owning {} active and {} standby task(s)",
             self.active.len(),
@@ -189,13 +206,15 @@ impl TaskManager {
 
     /// Commits the revoked active tasks (and every other dirty one), checkpoints and drops
     /// the revoked tasks, and only then reports them released. Returns the stores of
-    /// revoked tasks assigned again in another role.
+    /// revoked tasks assigned again in another role, and (exactly-once, the transaction
+    /// aborted) the active tasks closed dirty.
+    #[allow(clippy::type_complexity)]
     fn handle_revocation(
         &mut self,
         d: &Decisions,
         s: &mut Sides<'_>,
         now: Instant,
-    ) -> Result<BTreeMap<StreamsTaskId, Stores>, Error> {
+    ) -> Result<(BTreeMap<StreamsTaskId, Stores>, Vec<StreamsTaskId>), Error> {
         // Java suspends a revoked task (its processors closed) before committing it.
         for (task, _) in &d.revoke {
             if let Some(t) = self.active.get_mut(task) {
@@ -205,6 +224,9 @@ impl TaskManager {
         if !d.commit.is_empty() {
             self.commit(&d.commit, s.group, s.collector)?;
         }
+        // Exactly-once: an aborted commit leaves every store dirty; none is kept.
+        let dirty: Vec<StreamsTaskId> =
+            self.close_all_dirty().into_iter().map(|(t, _)| t).collect();
         let mut carried = BTreeMap::new();
         for (task, role) in &d.revoke {
             let stores = match role {
@@ -227,20 +249,78 @@ impl TaskManager {
             log::info!("task {task} ({role:?}) revoked");
         }
         s.group.release_revoked()?;
-        Ok(carried)
+        Ok((carried, dirty))
     }
 
-    /// Creates the assigned tasks, acknowledges them, restores their stores (active tasks
-    /// process nothing before), then fetches the active tasks' partitions.
-    fn handle_assignment(
+    /// Exactly-once, after an aborted transaction ([`migrated`](Self::migrated) set): closes
+    /// every active task dirty (processor closed) and returns their ids with their stores,
+    /// which hold writes of the aborted transaction: the caller must drop them (Java wipes
+    /// the state of a task closed dirty under EOS); nothing otherwise.
+    fn close_all_dirty(&mut self) -> Vec<(StreamsTaskId, Stores)> {
+        if self.migrated.is_none() {
+            return Vec::new();
+        }
+        self.owner.clear();
+        std::mem::take(&mut self.active)
+            .into_iter()
+            .map(|(task, mut t)| {
+                log::warn!("task {task}: closed dirty, its stores wiped (transaction aborted)");
+                t.close_processor(&task);
+                (task, t.stores)
+            })
+            .collect()
+    }
+
+    /// Exactly-once, after an aborted transaction outside a reconciliation: closes every
+    /// active task dirty and starts the tasks again from committed state (new stores
+    /// restored from the committed changelog, input from the committed offsets), as Java's
+    /// `closeDirtyAndRevive` does; the group still assigns them.
+    pub(crate) fn revive_after_abort(
         &mut self,
-        d: &Decisions,
-        mut carried: BTreeMap<StreamsTaskId, Stores>,
         s: &mut Sides<'_>,
         now: Instant,
     ) -> Result<(), Error> {
+        let Some(why) = self.migrated.clone() else {
+            return Ok(());
+        };
+        let mut start = Vec::new();
+        for (task, dirty_stores) in self.close_all_dirty() {
+            drop(dirty_stores);
+            if s.group.role_of(&task) == Some(StreamsTaskRole::Active) {
+                start.push((task, StreamsTaskRole::Active));
+            }
+        }
+        log::warn!(
+            "transaction aborted ({why}): reviving {} task(s)",
+            start.len()
+        );
+        let revived = self.handle_assignment(&start, BTreeMap::new(), s, now, false);
+        if let Err(e) = revived {
+            // The member was fenced meanwhile (its committed offsets are refused as not
+            // assigned): the coming reconciliation takes the tasks as lost, assigns anew.
+            log::warn!("reviving failed ({e}): the tasks wait for the next assignment");
+            for (task, mut t) in std::mem::take(&mut self.active) {
+                t.close_processor(&task);
+            }
+            self.owner.clear();
+        }
+        Ok(())
+    }
+
+    /// Creates the tasks of `start`, acknowledges them (if `acknowledge`: a reconciliation),
+    /// restores their stores (active tasks process nothing before), then fetches the active
+    /// tasks' partitions.
+    fn handle_assignment(
+        &mut self,
+        start: &[(StreamsTaskId, StreamsTaskRole)],
+        mut carried: BTreeMap<StreamsTaskId, Stores>,
+        s: &mut Sides<'_>,
+        now: Instant,
+        acknowledge: bool,
+    ) -> Result<(), Error> {
+        self.migrated = None;
         let mut starting = Vec::new();
-        for (task, role) in &d.start {
+        for (task, role) in start {
             let stores = s.state.stores_for(task, carried.remove(task), now);
             if *role != StreamsTaskRole::Active {
                 s.state.add_standby(task, stores);
@@ -261,14 +341,16 @@ impl TaskManager {
             };
             self.active.insert(task.clone(), t);
         }
-        s.group.acknowledge_assigned()?;
-        s.state.after_assignment(!d.start.is_empty(), now);
+        if acknowledge {
+            s.group.acknowledge_assigned()?;
+            s.state.after_assignment(!start.is_empty(), now);
+        }
         for (task, _, _) in &starting {
             if let Some(t) = self.active.get_mut(task) {
                 s.state.restore_active(task, &mut t.stores)?;
             }
         }
-        for (task, role) in &d.start {
+        for (task, role) in start {
             if *role != StreamsTaskRole::Active {
                 s.state.restore_standby(task)?;
             }
@@ -382,8 +464,9 @@ impl TaskManager {
             }
         }
         match collector.commit(group, &offsets)? {
-            None => {}
-            Some(OffsetCommitOutcome::Committed { .. }) => {
+            Commit::Nothing => {}
+            Commit::Migrated(why) => self.migrated = Some(why),
+            Commit::Done(OffsetCommitOutcome::Committed { .. }) => {
                 self.commits += 1;
                 for (tp, o) in &offsets {
                     if self.repartition_topics.contains(&tp.topic) {
@@ -397,13 +480,13 @@ impl TaskManager {
                 }
                 log::debug!("committed {} partition(s)", offsets.len());
             }
-            Some(OffsetCommitOutcome::MemberFenced { error, .. }) => {
+            Commit::Done(OffsetCommitOutcome::MemberFenced { error, .. }) => {
                 // The tasks are lost: the next reconciliation drops them without a commit.
                 log::warn!(
                     "commit refused ({error:?}): this member was fenced; its tasks are lost"
                 );
             }
-            Some(other) => {
+            Commit::Done(other) => {
                 log::warn!(
                     "commit of {} partition(s) not done: {other:?}",
                     offsets.len()
@@ -439,7 +522,8 @@ impl TaskManager {
         }
         let committed = match clean {
             true => self.commit_all(group, collector),
-            false => Ok(()),
+            // Exactly-once: nothing of the open transaction may become visible.
+            false => collector.abort(false),
         };
         self.active.clear();
         self.owner.clear();

@@ -17,11 +17,15 @@ use crate::streams::{StreamsTaskId, StreamsTaskOffsets, StreamsTaskPlan, Streams
 
 use super::collector::RecordCollector;
 use super::context::{Processor, TaskContext};
+use super::eos::TransactionPort;
 use super::ports::{ChangelogPort, Clock, GroupNews, GroupPort, InputPort, ProducePort, PurgePort};
 use super::state_manager::StateManager;
 use super::task::InputRecord;
 use super::task_manager::TaskManager;
 use super::thread::{Cadence, StreamThread};
+use crate::producer::transaction::{GroupMetadata, TxnError, TxnErrorClass};
+use crate::producer::TransactionError;
+use crate::protocol::BrokerErrorKind;
 use crate::state::{KeyValueStore, RestoreSummary, StateStore, StoreFormat};
 
 /// The application id of the harness.
@@ -47,6 +51,10 @@ pub(crate) struct Cluster {
     pub committed: BTreeMap<TopicPartition, CommitOffset>,
     /// The manual clock.
     pub now: Option<Instant>,
+    /// Exactly-once: the next transaction commit fails with this answer.
+    pub fail_commit: Option<(TxnErrorClass, BrokerErrorKind)>,
+    /// Offset fetches are refused (the member was fenced: its tasks are not assigned).
+    pub refuse_fetch: bool,
 }
 
 /// A handle on the fake cluster.
@@ -180,6 +188,11 @@ impl GroupPort for FakeGroup {
         partitions: &BTreeSet<TopicPartition>,
     ) -> Result<OffsetFetchOutcome, Error> {
         let c = self.shared.lock();
+        if c.refuse_fetch {
+            return Ok(OffsetFetchOutcome::NotAssigned {
+                partitions: partitions.iter().cloned().collect(),
+            });
+        }
         let fetched = partitions
             .iter()
             .map(|tp| {
@@ -221,7 +234,19 @@ impl GroupPort for FakeGroup {
         self.shared.event("leave");
         Ok(())
     }
+
+    fn group_metadata(&self) -> GroupMetadata {
+        GroupMetadata {
+            group_id: APP.into(),
+            member_id: "m1".into(),
+            member_epoch: MEMBER_EPOCH,
+            group_instance_id: None,
+        }
+    }
 }
+
+/// The member epoch [`FakeGroup`] reports.
+pub(crate) const MEMBER_EPOCH: i32 = 7;
 
 /// The input side: reads the shared logs from each assigned partition's position, at most
 /// the room the thread gives per partition (the rest stays in the log, as a fetched answer's
@@ -342,10 +367,16 @@ impl ChangelogPort for FakeChangelogs {
     }
 }
 
-/// The produce side: records wait in the producer until a flush (or `send_ready`).
+/// The produce side: records wait in the producer until a flush (or `send_ready`). With
+/// `eos`, a transactional producer whose logs are what `read_committed` readers see: sent
+/// records and offsets reach them only when the transaction commits; an abort or a reset
+/// drops them.
 pub(crate) struct FakeProducer {
     shared: Shared,
     queued: Vec<ProducerRecord>,
+    eos: bool,
+    /// Exactly-once: a transaction is open.
+    open: bool,
 }
 
 impl FakeProducer {
@@ -361,6 +392,9 @@ impl FakeProducer {
 
 impl ProducePort for FakeProducer {
     fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
+        if self.eos && !std::mem::replace(&mut self.open, true) {
+            self.shared.event("txn begin");
+        }
         let p = record.partition.unwrap_or(0);
         self.queued.push(record);
         Ok(p)
@@ -372,8 +406,69 @@ impl ProducePort for FakeProducer {
 
     fn flush(&mut self, _deadline: Instant) -> Result<(), Error> {
         let n = self.queued.len();
-        self.deliver();
+        if !self.eos {
+            self.deliver();
+        }
         self.shared.event(format!("flush ({n} records)"));
+        Ok(())
+    }
+
+    fn transactions(&mut self) -> Option<&mut dyn TransactionPort> {
+        match self.eos {
+            true => Some(self),
+            false => None,
+        }
+    }
+}
+
+impl TransactionPort for FakeProducer {
+    fn in_transaction(&self) -> bool {
+        self.open
+    }
+
+    fn commit(
+        &mut self,
+        offsets: &BTreeMap<TopicPartition, i64>,
+        group: &GroupMetadata,
+    ) -> Result<(), TransactionError> {
+        let list: Vec<String> = offsets.iter().map(|(tp, o)| format!("{tp}={o}")).collect();
+        self.shared.event(format!(
+            "txn offsets {} epoch {}",
+            list.join(","),
+            group.member_epoch
+        ));
+        let fail = self.shared.lock().fail_commit.take();
+        if let Some((class, kind)) = fail {
+            self.shared.event(format!("txn commit failed {kind:?}"));
+            return Err(TxnError::new(class, "EndTxn", kind).into());
+        }
+        let n = self.queued.len();
+        self.deliver();
+        let mut c = self.shared.lock();
+        for (tp, o) in offsets {
+            c.committed.insert(tp.clone(), CommitOffset::new(*o));
+        }
+        c.events.push(format!("txn commit ({n} records)"));
+        self.open = false;
+        Ok(())
+    }
+
+    fn abort(&mut self) -> Result<(), TransactionError> {
+        if std::mem::take(&mut self.open) {
+            let n = self.queued.len();
+            self.queued.clear();
+            self.shared
+                .event(format!("txn abort ({n} records dropped)"));
+        }
+        Ok(())
+    }
+
+    fn reset(&mut self) -> Result<(), Error> {
+        let n = self.queued.len();
+        self.queued.clear();
+        self.open = false;
+        self.shared
+            .event(format!("txn reset ({n} records dropped)"));
         Ok(())
     }
 }
@@ -470,11 +565,35 @@ impl Harness {
         Self::with_factory(shared, factory, commit_interval)
     }
 
+    /// A harness under exactly-once: its producer is transactional ([`FakeProducer`]).
+    pub(crate) fn new_eos(shared: Shared, commit_interval: Duration) -> Self {
+        shared.lock().now.get_or_insert_with(Instant::now);
+        let s = shared.clone();
+        let factory = Box::new(
+            move |t: &StreamsTaskId| -> Result<Box<dyn Processor>, Error> {
+                Ok(Box::new(Counter {
+                    shared: s.clone(),
+                    task: t.clone(),
+                }))
+            },
+        );
+        Self::build(shared, factory, commit_interval, true)
+    }
+
     /// A harness with processors from `factory`.
     pub(crate) fn with_factory(
         shared: Shared,
         factory: super::app::ProcessorFactory,
         commit_interval: Duration,
+    ) -> Self {
+        Self::build(shared, factory, commit_interval, false)
+    }
+
+    fn build(
+        shared: Shared,
+        factory: super::app::ProcessorFactory,
+        commit_interval: Duration,
+        eos: bool,
     ) -> Self {
         let group = FakeGroup {
             shared: shared.clone(),
@@ -506,6 +625,8 @@ impl Harness {
             RecordCollector::new(Box::new(FakeProducer {
                 shared: shared.clone(),
                 queued: Vec::new(),
+                eos,
+                open: false,
             })),
             Box::new(FakePurger),
             Box::new(ManualClock(shared.clone())),

@@ -125,7 +125,17 @@ impl<G: GroupPort> StreamThread<G> {
         }
         self.fetch_and_process()?;
         let now = self.clock.now();
-        self.collector.send_ready(now + SEND_READY_WAIT)?;
+        if let Err(e) = self.collector.send_ready(now + SEND_READY_WAIT) {
+            if !self.collector.is_eos() {
+                return Err(e);
+            }
+            // Exactly-once: a batch of the open transaction failed (a stale epoch after the
+            // coordinator aborted it, a fencing): abort with a new producer, revive the tasks.
+            log::warn!("sending in the transaction failed ({e}): aborting it");
+            self.collector.abort(true)?;
+            self.tasks.migrated = Some(e.to_string());
+            self.revive_after_abort()?;
+        }
         self.state.catch_up_standbys(now + self.cadence.poll_wait)?;
         self.state.report_task_offsets(&mut self.group)?;
         if self.clock.now().saturating_duration_since(self.last_commit)
@@ -248,7 +258,25 @@ impl<G: GroupPort> StreamThread<G> {
     /// something since its last commit.
     pub(crate) fn commit_all(&mut self) -> Result<(), Error> {
         self.last_commit = self.clock.now();
-        self.tasks.commit_all(&mut self.group, &mut self.collector)
+        self.tasks
+            .commit_all(&mut self.group, &mut self.collector)?;
+        self.revive_after_abort()
+    }
+
+    /// Exactly-once, after an aborted transaction: closes the active tasks dirty and starts
+    /// them again from committed state.
+    fn revive_after_abort(&mut self) -> Result<(), Error> {
+        if self.tasks.migrated.is_none() {
+            return Ok(());
+        }
+        let now = self.clock.now();
+        let mut sides = Sides {
+            group: &mut self.group,
+            input: &mut *self.input,
+            state: &mut self.state,
+            collector: &mut self.collector,
+        };
+        self.tasks.revive_after_abort(&mut sides, now)
     }
 
     /// Deletes the consumed records of repartition partitions up to their committed offsets

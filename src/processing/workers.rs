@@ -16,7 +16,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::client::SharedClient;
-use crate::consumer::{Fetcher, FetcherConfig, OffsetReset};
+use crate::consumer::{Fetcher, FetcherConfig, IsolationLevel, OffsetReset};
 use crate::error::Error;
 use crate::producer::{Producer, ProducerConfig};
 use crate::session::{StreamsGroupConfig, StreamsGroupSession};
@@ -25,11 +25,13 @@ use crate::streams::{StreamsTaskId, StreamsTaskRuntime, StreamsTopology};
 
 use super::app::ProcessorFactory;
 use super::collector::RecordCollector;
-use super::config::ProcessingConfig;
+use super::config::{ProcessingConfig, ProcessingGuarantee, EOS_TRANSACTION_TIMEOUT};
 use super::context::Processor;
+use super::eos::{transactional_id, EosProducer};
 use super::input::FetchInput;
 use super::instance::ProcessingStats;
 use super::lifecycle::{Lifecycle, LocalTask, RuntimeState, StateListener};
+use super::ports::ProducePort;
 use super::ports::{HandleGroup, SystemClock};
 use super::purge::RecordPurger;
 use super::state_manager::StateManager;
@@ -69,11 +71,21 @@ pub(crate) fn member_config(
 
 /// Joins the group as one member and builds its loop: the fetcher, changelog reader,
 /// producer and purger on one shared set of connections, the heartbeat on its own.
+///
+/// Under `exactly_once_v2` the input and the changelogs are read `read_committed` and the
+/// producer is transactional, `transactional.id` `<application.id>-<process id>-<idx>`
+/// (`idx` the 1-based stream thread index), `transaction.timeout.ms` 10 s, as Java's.
 pub(crate) fn build_member(
     config: &ProcessingConfig,
     parts: &AppParts,
     group: StreamsGroupConfig,
+    idx: usize,
 ) -> Result<StreamThread<HandleGroup>, Error> {
+    let eos = config.get_processing_guarantee() == ProcessingGuarantee::ExactlyOnceV2;
+    let isolation = match eos {
+        true => IsolationLevel::ReadCommitted,
+        false => IsolationLevel::ReadUncommitted,
+    };
     let client = config.client().clone();
     // One set of broker connections for everything the processing thread drives (fetches,
     // restores, produces, purges, offset commits and fetches), one request at a time; the
@@ -83,14 +95,27 @@ pub(crate) fn build_member(
         shared.clone(),
         FetcherConfig::new(client.clone())
             .auto_offset_reset(OffsetReset::Earliest)
+            .isolation_level(isolation)
             .fetch_max_wait(config.get_poll_wait()),
     );
-    let reader = ChangelogReader::with_client(shared.clone(), client.clone());
-    let producer = Producer::with_client(
-        shared.clone(),
-        ProducerConfig::new(client.clone()).linger(Duration::from_millis(100)),
-    )?;
+    let reader = ChangelogReader::with_client_isolation(shared.clone(), client.clone(), isolation);
+    let producer_config = ProducerConfig::new(client.clone()).linger(Duration::from_millis(100));
+    let producer: Box<dyn ProducePort + Send> = match eos {
+        false => Box::new(Producer::with_client(shared.clone(), producer_config)?),
+        true => {
+            let id = transactional_id(config.application_id(), group.get_process_id(), idx);
+            log::info!("exactly_once_v2: transactional.id {id}");
+            let producer_config = producer_config
+                .transactional_id(id)
+                .transaction_timeout(EOS_TRANSACTION_TIMEOUT);
+            let shared = shared.clone();
+            Box::new(EosProducer::start(Box::new(move || {
+                Producer::with_client(shared.clone(), producer_config.clone())
+            }))?)
+        }
+    };
     let purger = RecordPurger::with_client(shared.clone(), client);
+    let instance_id = group.get_instance_id().map(str::to_owned);
     let handle = StreamsGroupSession::join(group)?.spawn_heartbeat_thread()?;
     // Commits and offset fetches are made by this member's loop: on its shared client too.
     handle.share_offsets_client(shared);
@@ -107,7 +132,8 @@ pub(crate) fn build_member(
         .iter()
         .flat_map(|s| s.repartition_source_topics.iter().map(|t| t.name.clone()))
         .collect();
-    let group = HandleGroup::new(handle, StreamsTaskRuntime::for_topology(&parts.topology));
+    let group = HandleGroup::new(handle, StreamsTaskRuntime::for_topology(&parts.topology))
+        .with_identity(app_id, instance_id.as_deref());
     let shared_factory = parts.factory.clone();
     let factory: ProcessorFactory = Box::new(
         move |task: &StreamsTaskId| -> Result<Box<dyn Processor>, Error> {
@@ -121,7 +147,7 @@ pub(crate) fn build_member(
         .with_cache(ThreadCache::new(
             config.get_cache_max_bytes() / config.get_num_stream_threads() as u64,
         ));
-    let collector = RecordCollector::new(Box::new(producer));
+    let collector = RecordCollector::new(producer);
     let cadence = Cadence {
         poll_wait: config.get_poll_wait(),
         commit_interval: config.get_commit_interval(),

@@ -82,6 +82,21 @@ impl ChangelogReader {
         Self::new(Fetcher::with_client(shared, Self::fetcher_config(client)))
     }
 
+    /// A reader on `shared` (as [`with_client`](Self::with_client)) that reads with
+    /// `isolation`: `read_committed` under exactly-once, so a store is rebuilt only from
+    /// committed changelog records. A restore still ends at the high watermark, not at the
+    /// last stable offset: it waits until every transaction on the changelog is decided,
+    /// rather than stop before committed records that an open transaction of a dead producer
+    /// holds back (Kafka aborts it after its `transaction.timeout.ms`).
+    pub fn with_client_isolation(
+        shared: SharedClient,
+        client: ClientConfig,
+        isolation: IsolationLevel,
+    ) -> Self {
+        let config = Self::fetcher_config(client).isolation_level(isolation);
+        Self::new(Fetcher::with_client(shared, config))
+    }
+
     /// The fetcher (e.g. for its positions).
     pub fn fetcher(&self) -> &Fetcher {
         &self.fetcher
@@ -273,8 +288,9 @@ impl ChangelogReader {
         self.ends.get(changelog).copied()
     }
 
-    /// The current end offset of `changelog` (ListOffsets latest, read_uncommitted), e.g.
-    /// for the task end offsets a member reports.
+    /// The current end offset of `changelog` (ListOffsets latest, read_uncommitted; the last
+    /// stable offset for a `read_committed` reader), e.g. for the task end offsets a member
+    /// reports.
     pub fn end_offset(
         &mut self,
         changelog: &TopicPartition,

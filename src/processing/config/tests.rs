@@ -18,7 +18,7 @@ fn err(extra: &[(&str, &str)]) -> String {
 }
 
 #[test]
-fn reads_java_keys_and_refuses_exactly_once() {
+fn reads_java_keys_and_the_processing_guarantee() {
     let c = with(&[
         ("commit.interval.ms", "250"),
         ("repartition.purge.interval.ms", "1000"),
@@ -30,8 +30,27 @@ fn reads_java_keys_and_refuses_exactly_once() {
     assert_eq!(c.get_commit_interval(), Duration::from_millis(250));
     assert_eq!(c.get_purge_interval(), Duration::from_secs(1));
     assert_eq!(c.get_poll_wait(), Duration::from_millis(50));
-    let e = err(&[("processing.guarantee", "exactly_once_v2")]);
-    assert!(e.contains("at_least_once"), "{e}");
+    assert_eq!(
+        c.get_processing_guarantee(),
+        ProcessingGuarantee::AtLeastOnce
+    );
+    // exactly_once_v2: Java's 100 ms commit interval unless set, whatever the key order.
+    let eos = with(&[("processing.guarantee", "exactly_once_v2")]).unwrap();
+    assert_eq!(
+        eos.get_processing_guarantee(),
+        ProcessingGuarantee::ExactlyOnceV2
+    );
+    assert_eq!(eos.get_commit_interval(), Duration::from_millis(100));
+    let eos = with(&[
+        ("commit.interval.ms", "250"),
+        ("processing.guarantee", "exactly_once_v2"),
+    ])
+    .unwrap();
+    assert_eq!(eos.get_commit_interval(), Duration::from_millis(250));
+    let e = err(&[("processing.guarantee", "exactly_once_beta")]);
+    assert!(e.contains("use exactly_once_v2"), "{e}");
+    let e = err(&[("processing.guarantee", "exactly_twice")]);
+    assert!(e.contains("at_least_once or exactly_once_v2"), "{e}");
     let e = err(&[("group.protocol", "classic")]);
     assert!(e.contains("group.protocol") && e.contains("streams"), "{e}");
     assert!(ProcessingConfig::from_properties([("bootstrap.servers", "h:1")]).is_err());
@@ -256,8 +275,8 @@ fn contradictory_values_are_refused_with_the_reason() {
     for (key, value, says) in [
         (
             "processing.guarantee",
-            "exactly_once_v2",
-            "not supported yet",
+            "exactly_once",
+            "use exactly_once_v2",
         ),
         ("num.stream.threads", "0", "at least 1"),
         ("max.task.idle.ms", "500", "not supported yet"),

@@ -10,11 +10,11 @@ use crate::error::Error;
 use crate::streams::StreamsTaskId;
 use crate::topology::HeartbeatTopologyOptions;
 
-use super::super::context::Headers;
 use super::super::deserialization::DeserializationHandler;
 use super::super::task::InputRecord;
 use super::run::Emit;
 use super::DslProgram;
+use crate::consumer::RecordHeaders;
 use crate::state::{ChangelogRecord, KeyValueStore, StoreFormat};
 
 /// A record the program wrote, as read from its topic.
@@ -85,7 +85,7 @@ impl Emit for Sink<'_> {
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         timestamp: i64,
-        headers: &Headers,
+        headers: &RecordHeaders,
     ) -> Result<(), Error> {
         self.sent.push(TestRecord {
             topic: topic.to_string(),
@@ -159,27 +159,22 @@ impl DslTestDriver {
         value: Option<&[u8]>,
         timestamp: i64,
     ) -> Result<(), Error> {
-        let first = InputRecord {
-            partition: TopicPartition::new(topic, 0),
-            offset: self.next_offset(topic),
-            timestamp,
-            key: key.map(<[u8]>::to_vec),
-            value: value.map(<[u8]>::to_vec),
-            headers: Vec::new(),
-        };
+        let offset = self.next_offset(topic);
+        let first = InputRecord::new(TopicPartition::new(topic, 0), offset, timestamp, key, value);
         let mut queue = VecDeque::from([first]);
         while let Some(record) = queue.pop_front() {
             for mut r in self.process_one(&record)? {
                 r.offset = self.next_offset(&r.topic);
                 if self.program.reads(&r.topic) {
-                    queue.push_back(InputRecord {
-                        partition: TopicPartition::new(&r.topic, 0),
-                        offset: r.offset,
-                        timestamp: r.timestamp,
-                        key: r.key.clone(),
-                        value: r.value.clone(),
-                        headers: r.headers.clone(),
-                    });
+                    let mut next = InputRecord::new(
+                        TopicPartition::new(&r.topic, 0),
+                        r.offset,
+                        r.timestamp,
+                        r.key.as_deref(),
+                        r.value.as_deref(),
+                    );
+                    next.headers = r.headers.clone().into();
+                    queue.push_back(next);
                 }
                 self.outputs
                     .entry(r.topic.clone())

@@ -10,9 +10,10 @@ use crate::dsl::NodeExec;
 use crate::error::Error;
 use crate::streams::StreamsTaskId;
 
-use super::super::context::{Headers, Processor, TaskContext};
+use super::super::context::{Processor, TaskContext};
 use super::super::task::InputRecord;
 use super::DslProgram;
+use crate::consumer::RecordHeaders;
 use crate::state::KeyValueStore;
 
 /// Where a program's records and store writes go: the runtime's task context, or the test
@@ -25,7 +26,7 @@ pub(super) trait Emit {
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         timestamp: i64,
-        headers: &Headers,
+        headers: &RecordHeaders,
     ) -> Result<(), Error>;
 
     /// The task's store `name`.
@@ -39,7 +40,7 @@ impl Emit for TaskContext<'_> {
         key: Option<&[u8]>,
         value: Option<&[u8]>,
         timestamp: i64,
-        headers: &Headers,
+        headers: &RecordHeaders,
     ) -> Result<(), Error> {
         TaskContext::send(self, topic, key, value, timestamp, headers).map(|_| ())
     }

@@ -1,0 +1,218 @@
+//! The exactly-once rules of the collector and the task manager, on the in-memory cluster of
+//! [`testkit`](super::testkit) with a transactional producer: its logs are what
+//! `read_committed` readers see (records and offsets reach them only with a committed
+//! transaction).
+
+use std::time::Duration;
+
+use crate::producer::transaction::TxnErrorClass;
+use crate::protocol::BrokerErrorKind;
+use crate::streams::StreamsTaskRole;
+
+use super::testkit::*;
+
+const ACTIVE: StreamsTaskRole = StreamsTaskRole::Active;
+const INTERVAL: Duration = Duration::from_millis(100);
+
+/// Moves the manual clock past the commit interval.
+fn tick(h: &Harness) {
+    let mut c = h.shared.lock();
+    c.now = c.now.map(|n| n + INTERVAL * 2);
+}
+
+/// The counts `read_committed` readers see in the output topic, in order.
+fn outputs(h: &Harness, key: &str) -> Vec<i64> {
+    h.shared
+        .log(&crate::streams::commit::TopicPartition::new(OUTPUT, 0))
+        .into_iter()
+        .filter(|(k, _, _)| k.as_deref() == Some(key.as_bytes()))
+        .filter_map(|(_, v, _)| Some(i64::from_be_bytes(v?.try_into().ok()?)))
+        .collect()
+}
+
+fn count(h: &Harness, p: i32, key: &str) -> Option<i64> {
+    let v: [u8; 8] = h.active_store(p)?.get(key.as_bytes())?.try_into().ok()?;
+    Some(i64::from_be_bytes(v))
+}
+
+fn append(h: &Harness, p: i32, key: &str, n: usize) {
+    for i in 0..n {
+        h.shared.append(&input(p), key, Some(b"x"), i as i64);
+    }
+}
+
+/// One commit = the stores' cached writes flushed to their changelogs inside the open
+/// transaction, then the input offsets sent to it with the member's epoch, then the commit:
+/// output, changelog and offsets become visible together, and none before.
+#[test]
+fn a_commit_puts_changelog_output_and_offsets_in_one_transaction() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 3);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert_eq!(h.thread.tasks.processed, 3);
+    assert!(
+        outputs(&h, "a").is_empty(),
+        "nothing visible before the commit"
+    );
+    assert!(h.shared.log(&changelog(0)).is_empty());
+    assert_eq!(h.shared.committed(&input(0)), None);
+    tick(&h);
+    h.step();
+    let offsets = h
+        .shared
+        .position(&format!("txn offsets in-0=3 epoch {MEMBER_EPOCH}"))
+        .expect("offsets sent with the member epoch");
+    let commit = h
+        .shared
+        .position("txn commit (4 records)")
+        .expect("the three outputs and the cached store write (a=3) committed in one transaction");
+    assert!(offsets < commit, "{:?}", h.shared.events());
+    assert_eq!(
+        h.shared.log(&changelog(0)).len(),
+        1,
+        "a=3, flushed from the cache"
+    );
+    assert_eq!(outputs(&h, "a"), [1, 2, 3]);
+    assert_eq!(h.shared.committed(&input(0)), Some(3));
+    assert_eq!(
+        h.shared.position("commit in-0"),
+        None,
+        "no OffsetCommit outside the transaction"
+    );
+}
+
+/// A commit the group refuses (the member is unknown) aborts the transaction: neither the
+/// offsets nor the output become visible; the task is revived and processes the same
+/// records again, and each count appears once.
+#[test]
+fn no_offsets_or_output_are_visible_without_a_committed_transaction() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 3);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    h.shared.lock().fail_commit =
+        Some((TxnErrorClass::Abortable, BrokerErrorKind::UnknownMemberId));
+    tick(&h);
+    h.step();
+    assert!(
+        h.shared.position("txn abort (").is_some(),
+        "{:?}",
+        h.shared.events()
+    );
+    assert_eq!(h.shared.committed(&input(0)), None, "offsets not committed");
+    assert!(outputs(&h, "a").is_empty());
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(h.shared.committed(&input(0)), Some(3));
+    assert_eq!(outputs(&h, "a"), [1, 2, 3], "each count once");
+}
+
+/// Tasks lost with an open transaction (the member was fenced): the transaction is aborted
+/// before the new assignment is taken, so nothing the lost tasks did since their last commit
+/// ever becomes visible, not even with the next transaction of the tasks kept.
+#[test]
+fn losing_tasks_aborts_the_open_transaction() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 2);
+    append(&h, 1, "b", 2);
+    h.assign(&[(0, ACTIVE), (1, ACTIVE)]);
+    h.step();
+    assert_eq!(h.thread.tasks.processed, 4);
+    h.lose_all(&[(1, ACTIVE)]);
+    h.step();
+    let abort = h.shared.position("txn abort").expect("aborted");
+    let ack = h.shared.position("acknowledged").expect("assigned again");
+    let events = h.shared.events();
+    let last_ack = events
+        .iter()
+        .rposition(|e| e == "acknowledged")
+        .unwrap_or(ack);
+    assert!(abort < last_ack, "{events:?}");
+    tick(&h);
+    h.step();
+    assert!(
+        outputs(&h, "a").is_empty(),
+        "the lost task's output never visible"
+    );
+    assert_eq!(
+        outputs(&h, "b"),
+        [1, 2],
+        "task 1 from its committed state, once"
+    );
+    assert_eq!(h.shared.committed(&input(0)), None);
+    assert_eq!(h.shared.committed(&input(1)), Some(2));
+}
+
+/// A fenced producer: the transaction is aborted with a new producer epoch and the task is
+/// closed dirty; its store, which held the aborted writes, is wiped and rebuilt from the
+/// committed changelog only, so the counts go on from the last committed value.
+#[test]
+fn a_dirty_store_is_wiped_and_restored_from_committed_changelog() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 2);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2]);
+    append(&h, 0, "a", 2);
+    append(&h, 0, "b", 1);
+    h.step();
+    assert_eq!(count(&h, 0, "a"), Some(4), "uncommitted writes");
+    assert_eq!(
+        count(&h, 0, "b"),
+        Some(1),
+        "a key only the open transaction wrote"
+    );
+    let fenced = (TxnErrorClass::Fenced, BrokerErrorKind::ProducerFenced);
+    h.shared.lock().fail_commit = Some(fenced);
+    tick(&h);
+    h.step();
+    let events = h.shared.events();
+    assert!(h.shared.position("txn reset").is_some(), "{events:?}");
+    assert_eq!(
+        count(&h, 0, "a"),
+        Some(2),
+        "restored from the committed changelog"
+    );
+    assert_eq!(count(&h, 0, "b"), None, "the aborted write is gone");
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(
+        outputs(&h, "a"),
+        [1, 2, 3, 4],
+        "no count twice, none skipped"
+    );
+    assert_eq!(outputs(&h, "b"), [1]);
+    assert_eq!(count(&h, 0, "a"), Some(4));
+}
+
+/// The member was fenced while its transaction failed: the revive's offset fetch is refused
+/// (not assigned). The thread goes on with the tasks closed, and the reconciliation that
+/// follows (tasks lost, then assigned anew) starts them from committed state.
+#[test]
+fn a_revive_refused_waits_for_the_next_assignment() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 2);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    {
+        let mut c = h.shared.lock();
+        c.fail_commit = Some((TxnErrorClass::Abortable, BrokerErrorKind::UnknownMemberId));
+        c.refuse_fetch = true;
+    }
+    tick(&h);
+    h.step();
+    assert!(h.thread.tasks.active.is_empty(), "closed, not revived");
+    h.shared.lock().refuse_fetch = false;
+    h.lose_all(&[(0, ACTIVE)]);
+    h.step();
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2]);
+    assert_eq!(h.shared.committed(&input(0)), Some(2));
+}
