@@ -350,6 +350,8 @@ impl Producer {
         if let Some(t) = self.topics.get(topic) {
             return Ok(t.leaders.len() as i32);
         }
+        // The topic's error in the last answer that had one.
+        let mut answered = None;
         loop {
             let kind = match self.refresh(&[topic.to_string()], deadline) {
                 Ok(kind) => kind,
@@ -359,21 +361,21 @@ impl Producer {
                     log::debug!("metadata for {topic:?}: {e}; retrying");
                     BrokerErrorKind::None
                 }
+                // The last try ran out of time (under load a backoff sleep can leave it a
+                // few ms): the topic's own error says more than that timeout.
+                Err(e) if transient(&e) => {
+                    return Err(answered.map_or(e, |k| no_metadata(topic, k)))
+                }
                 Err(e) => return Err(e),
             };
             if let Some(t) = self.topics.get(topic) {
                 return Ok(t.leaders.len() as i32);
             }
+            if kind != BrokerErrorKind::None {
+                answered = Some(kind);
+            }
             if Instant::now() + self.backoff() >= deadline {
-                return Err(Error::Broker {
-                    kind,
-                    code: kind.code(),
-                    message: Some(format!(
-                        "topic {topic:?} has no usable metadata within max.block.ms: create \
-                         it, or check the name"
-                    )),
-                    context: BrokerErrorContext::api("Metadata"),
-                });
+                return Err(no_metadata(topic, kind));
             }
             std::thread::sleep(self.backoff());
         }
@@ -523,6 +525,19 @@ pub(super) fn fatal(e: &ClientError) -> bool {
 /// cut mid-way (decode and protocol errors of a cut stream), retriable broker codes.
 fn transient(e: &Error) -> bool {
     e.is_retriable() || matches!(e, Error::Protocol { .. } | Error::Decode(_))
+}
+
+/// The error of a topic without usable metadata by `max.block.ms`.
+fn no_metadata(topic: &str, kind: BrokerErrorKind) -> Error {
+    Error::Broker {
+        kind,
+        code: kind.code(),
+        message: Some(format!(
+            "topic {topic:?} has no usable metadata within max.block.ms: create it, or check \
+             the name"
+        )),
+        context: BrokerErrorContext::api("Metadata"),
+    }
 }
 
 /// Java's `RecordTooLargeException` for a record `buffer.memory` cannot hold.
