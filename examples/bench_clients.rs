@@ -2,13 +2,13 @@
 //! own `ProducerPerformance` / `ConsumerPerformance`. Not part of the tests.
 //!
 //! ```text
-//! bench_clients produce BOOTSTRAP TOPIC RECORDS RECORD_SIZE COMPRESSION BATCH_SIZE LINGER_MS
+//! bench_clients produce BOOTSTRAP TOPIC RECORDS RECORD_SIZE COMPRESSION BATCH_SIZE LINGER_MS [MAX_IN_FLIGHT]
 //! bench_clients fetch   BOOTSTRAP TOPIC RECORDS PARTITIONS
 //! ```
 //!
 //! `produce` sends RECORDS records with a null key and one fixed RECORD_SIZE-byte payload of
 //! random capital letters (what `kafka-producer-perf-test` sends), idempotent, `acks=all`,
-//! then flushes. `fetch` reads RECORDS records from the earliest offset of partitions
+//! with `max.in.flight.requests.per.connection` MAX_IN_FLIGHT (default 5), then flushes. `fetch` reads RECORDS records from the earliest offset of partitions
 //! 0..PARTITIONS. Each prints one line: `records=… bytes=… secs=… mb_per_s=… rss_kb=…`
 //! where bytes counts keys and values and MB is 2^20 bytes (the tools' unit) and `rss_kb` is
 //! the process's peak resident set (`VmHWM`).
@@ -35,9 +35,13 @@ fn main() {
             arg(2),
             num(3),
             num(4),
-            Compression::from_name(arg(5)).expect("none, gzip, snappy, lz4 or zstd"),
-            num(6),
-            num(7) as u64,
+            Batching {
+                compression: Compression::from_name(arg(5))
+                    .expect("none, gzip, snappy, lz4 or zstd"),
+                batch_size: num(6),
+                linger_ms: num(7) as u64,
+                max_in_flight: args.get(8).map_or(5, |v| v.parse().expect("a number")),
+            },
         ),
         "fetch" => fetch(arg(1), arg(2), num(3), num(4) as i32),
         other => panic!("unknown mode {other:?}: produce or fetch"),
@@ -49,22 +53,29 @@ fn main() {
     );
 }
 
+/// The producer settings `produce` takes from the command line.
+struct Batching {
+    compression: Compression,
+    batch_size: usize,
+    linger_ms: u64,
+    max_in_flight: usize,
+}
+
 fn produce(
     bootstrap: &str,
     topic: &str,
     n: usize,
     size: usize,
-    compression: Compression,
-    batch_size: usize,
-    linger_ms: u64,
+    b: Batching,
 ) -> (usize, usize, f64) {
     let payload: Vec<u8> = (0..size)
         .map(|_| b'A' + rand::random_range(0..26u8))
         .collect();
     let config = ProducerConfig::new(ClientConfig::new(bootstrap).client_id("bench-producer"))
-        .compression(compression)
-        .batch_size(batch_size)
-        .linger(Duration::from_millis(linger_ms));
+        .compression(b.compression)
+        .batch_size(b.batch_size)
+        .linger(Duration::from_millis(b.linger_ms))
+        .max_in_flight(b.max_in_flight);
     let mut p = Producer::new(config).expect("producer");
     let started = Instant::now();
     for _ in 0..n {

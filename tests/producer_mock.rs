@@ -182,8 +182,9 @@ fn a_full_buffer_blocks_send_for_max_block_ms_then_fails() {
 
 /// `linger.ms` 300 ms, a broker that swallows Produce: before the linger passed `send_ready`
 /// sends nothing and returns at once; after it, it sends the batch (one Produce, without
-/// any new `send`) and returns by its 400 ms deadline although no answer comes; the record
-/// stays queued for a retry. (Before `send_ready` only a later `send` or `flush` sent it.)
+/// any new `send`) and returns by its 400 ms deadline although no answer comes (since issue
+/// 25 at once: the answer is read later, with up to 5 requests in flight); the record stays
+/// queued. (Before `send_ready` only a later `send` or `flush` sent it.)
 #[test]
 fn send_ready_sends_a_lingered_batch_and_returns_by_its_deadline() {
     common::init_logging();
@@ -218,6 +219,11 @@ fn send_ready_sends_a_lingered_batch_and_returns_by_its_deadline() {
     p.send_ready(started + deadline).expect("retriable: Ok");
     let took = started.elapsed();
     eprintln!("send_ready against a silent broker returned after {took:?}");
+    // Written before send_ready returned; the mock reads it a moment later.
+    let seen_by = Instant::now() + Duration::from_secs(2);
+    while mock.produce_calls() == 0 && Instant::now() < seen_by {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert_eq!(mock.produce_calls(), 1, "the lingered batch went out");
     assert!(
         took < deadline + Duration::from_millis(300),

@@ -8,11 +8,12 @@
 //!   send_request::<R>(req, version)       header v1/v2, response header v0/v1
 //! ```
 //!
-//! One request is in flight at a time: a blocking call sends and waits for its answer, so a
-//! response whose correlation id differs from the one just sent can only mean the stream is
-//! out of step, and the connection is dropped.
+//! A blocking call sends and waits for its answer. Several requests may also be in flight
+//! (`start_request` / `finish_request`, see [`pipeline`]): Kafka answers a connection's
+//! requests in order, so a response whose correlation id is not the oldest one awaited can
+//! only mean the stream is out of step, and the connection is dropped.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,15 +23,17 @@ use crate::protocol::api::api_versions::{
 use crate::protocol::api::sasl_authenticate::{SaslAuthenticateRequest, SaslAuthenticateResponse};
 use crate::protocol::api::sasl_handshake::{SaslHandshakeRequest, SaslHandshakeResponse};
 use crate::protocol::codec::DecodeInto;
-use crate::protocol::frame::{
-    decode_response_frame, decode_response_frame_into, encode_request_frame, peek_correlation_id,
-};
+use crate::protocol::frame::{decode_response_frame, decode_response_frame_into};
 use crate::protocol::{ApiMessage, BrokerErrorKind, Request};
 use crate::transport::{ConnectOptions, Connection};
 
 use super::auth::{AuthStep, SaslFactory};
 use super::error::ClientError;
 use super::observer::ConnectionObserver;
+
+pub mod pipeline;
+
+pub use pipeline::PendingRequest;
 
 /// The software name and version sent in ApiVersions v3+ (shown by broker metrics).
 const SOFTWARE_NAME: &str = "kafka-streams-group-rs";
@@ -102,6 +105,8 @@ impl std::fmt::Debug for BrokerConnectOptions {
 
 /// A connection to one broker that speaks Kafka requests.
 pub struct BrokerConnection {
+    /// Unique in the process (see [`pipeline::PendingRequest`]).
+    id: u64,
     conn: Connection,
     addr: String,
     client_id: Option<String>,
@@ -116,6 +121,12 @@ pub struct BrokerConnection {
     observer: Option<Arc<dyn ConnectionObserver>>,
     /// Whether `connection_opened` was reported, so `Drop` reports the close exactly once.
     reported_open: bool,
+    /// Correlation ids written and not yet read, oldest first.
+    awaited: VecDeque<i32>,
+    /// Answers read for pending requests not yet finished, by correlation id.
+    stash: HashMap<i32, Vec<u8>>,
+    /// Pending requests whose answers are dropped when read.
+    abandoned: HashSet<i32>,
 }
 
 impl Drop for BrokerConnection {
@@ -164,6 +175,7 @@ impl BrokerConnection {
     ) -> Result<BrokerConnection, ClientError> {
         let conn = Connection::connect_addrs(addr, addrs, &opts.transport)?;
         let mut bc = BrokerConnection {
+            id: pipeline::next_connection_id(),
             conn,
             addr: addr.to_string(),
             client_id: opts.client_id.clone(),
@@ -175,6 +187,9 @@ impl BrokerConnection {
             sasl: opts.sasl.clone(),
             observer: opts.observer.clone(),
             reported_open: false,
+            awaited: VecDeque::new(),
+            stash: HashMap::new(),
+            abandoned: HashSet::new(),
         };
         bc.negotiate_versions(deadline)?;
         if let Some(factory) = opts.sasl.as_ref() {
@@ -286,7 +301,7 @@ impl BrokerConnection {
 
     /// The outcome of decoding a response: an undecodable one counts as a failed request and
     /// breaks the connection (see `decode_error`).
-    fn decoded<R: Request, T>(
+    pub(super) fn decoded<R: Request, T>(
         &mut self,
         version: i16,
         result: Result<T, crate::protocol::DecodeError>,
@@ -329,35 +344,8 @@ impl BrokerConnection {
         version: i16,
         deadline: Instant,
     ) -> Result<Vec<u8>, ClientError> {
-        let cid = self.next_correlation_id;
-        // Wrap to 0 rather than going negative: some tools treat negative ids as special.
-        self.next_correlation_id = self.next_correlation_id.checked_add(1).unwrap_or(0);
-        self.buf.clear();
-        encode_request_frame(&mut self.buf, cid, self.client_id.as_deref(), req, version).map_err(
-            |source| ClientError::Encode {
-                api: R::NAME,
-                version,
-                broker: self.addr.clone(),
-                source,
-            },
-        )?;
-        log::trace!("{} v{version} cid {cid} -> {}", R::NAME, self.addr);
-        self.conn.send_frame(&self.buf, deadline)?;
-        let frame = self.conn.recv_frame(deadline)?;
-        let got = match peek_correlation_id(&frame) {
-            Ok(got) => got,
-            Err(source) => return Err(self.decode_error::<R>(version, source)),
-        };
-        if got != cid {
-            self.conn.mark_broken();
-            return Err(ClientError::CorrelationMismatch {
-                api: R::NAME,
-                broker: self.addr.clone(),
-                expected: cid,
-                got,
-            });
-        }
-        Ok(frame)
+        let cid = self.write_request(req, version, deadline)?;
+        self.read_answer::<R>(cid, version, deadline)
     }
 
     /// Like [`send_request`](Self::send_request) at the highest common version.
@@ -370,7 +358,7 @@ impl BrokerConnection {
         self.send_request(req, v, deadline)
     }
 
-    fn decode_error<R: Request>(
+    pub(super) fn decode_error<R: Request>(
         &mut self,
         version: i16,
         source: crate::protocol::DecodeError,

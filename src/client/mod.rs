@@ -43,7 +43,7 @@ use backoff::{Peer, Reconnects};
 pub use any_node::{NodeCandidate, NodeRotation};
 pub use auth::{AuthStep, SaslAuthenticator, SaslFactory};
 pub use backoff::{ReconnectBackoff, DEFAULT_RECONNECT_BACKOFF, DEFAULT_RECONNECT_BACKOFF_MAX};
-pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection};
+pub use connection::{ApiVersionTable, BrokerConnectOptions, BrokerConnection, PendingRequest};
 pub use coordinator::{coordinator_moved, CoordinatorKey, CoordinatorType};
 pub use error::ClientError;
 pub use observer::ConnectionObserver;
@@ -299,6 +299,55 @@ impl Client {
         self.exchange(target, deadline, |conn| {
             conn.send_request_into(req, version, deadline, response)
         })
+    }
+
+    /// Writes `req` at `version` to node `node` without waiting for its answer (several
+    /// may be in flight on one connection; see [`connection::pipeline`]); collect the answer
+    /// with [`finish_on`](Self::finish_on).
+    pub fn start_on<R: Request>(
+        &mut self,
+        node: i32,
+        req: &R,
+        version: i16,
+        deadline: Instant,
+    ) -> Result<PendingRequest, ClientError> {
+        self.exchange(BrokerTarget::Node(node), deadline, |conn| {
+            conn.start_request(req, version, deadline)
+        })
+    }
+
+    /// The answer of `pending`, written to node `node` by [`start_on`](Self::start_on),
+    /// waiting until `deadline`. If that connection was dropped since (it broke, or the node
+    /// moved), the request is lost: a retriable [`TransportError::Broken`], and no new
+    /// connection is opened.
+    pub fn finish_on<R: Request>(
+        &mut self,
+        node: i32,
+        pending: PendingRequest,
+        deadline: Instant,
+    ) -> Result<R::Response, ClientError> {
+        let deadline = cap(&self.opts, deadline);
+        let Some(conn) = self
+            .nodes
+            .get_mut(&node)
+            .filter(|c| c.id() == pending.connection_id() && !c.is_broken())
+        else {
+            return Err(ClientError::Transport(TransportError::Broken {
+                peer: format!("node {node}"),
+            }));
+        };
+        let r = conn.finish_request::<R>(pending, deadline);
+        if conn.is_broken() {
+            self.drop_connection(BrokerTarget::Node(node));
+        }
+        r
+    }
+
+    /// Gives up on `pending` (written to node `node`): its answer is dropped when read.
+    pub fn abandon_on(&mut self, node: i32, pending: PendingRequest) {
+        if let Some(conn) = self.nodes.get_mut(&node) {
+            conn.abandon(pending);
+        }
     }
 
     /// Runs one request/response `exchange` on `target`'s connection: re-authenticates first

@@ -134,7 +134,7 @@ impl ProcessingRuntime {
             stores: app.stores,
             factory: Arc::new(Mutex::new(app.factory)),
         };
-        let first = member_config(&config, &parts.topology, None, 1, n);
+        let first = member_config(&config, &parts.topology, None, 1);
         let process_id = first.get_process_id().to_owned();
         let startup = first.get_join_timeout() + config.client().get_request_timeout() * 2;
         let mut thread = build_member(&config, &parts, first, 1)?;
@@ -166,7 +166,7 @@ impl ProcessingRuntime {
         for idx in 2..=n {
             let (c, p, pid) = (runtime.config.clone(), parts.clone(), process_id.clone());
             let build = move || {
-                let group = member_config(&c, &p.topology, Some(&pid), idx, n);
+                let group = member_config(&c, &p.topology, Some(&pid), idx);
                 build_member(&c, &p, group, idx)
             };
             match Worker::spawn(idx, &runtime.view, startup, build) {

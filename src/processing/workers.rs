@@ -2,7 +2,8 @@
 //! thread joins the group as its own member (own member id, heartbeat, fetcher, producer,
 //! task manager) with the instance's one process id, so the broker never gives one process
 //! an active and a standby copy of the same task; `group.instance.id`, when set, gets the
-//! thread's index as suffix (`<id>-<n>`, Java's `getMainConsumerConfigs`). Stream thread 1
+//! thread's index as suffix (`<id>-<n>`, also `<id>-1` for a single thread: Java's
+//! `StreamsConfig::getMainConsumerConfigs`, for the streams protocol too). Stream thread 1
 //! is run by the caller of [`ProcessingRuntime`](super::ProcessingRuntime); threads 2..=N
 //! each run their loop on an OS thread of their own ([`Worker`]). Their states are folded
 //! into one instance state ([`combine`]) told to the one listener.
@@ -47,24 +48,21 @@ pub(crate) struct AppParts {
     pub factory: Arc<Mutex<ProcessorFactory>>,
 }
 
-/// The membership configuration of stream thread `idx` (1-based) of `threads`: the
-/// instance's process id for all; a static instance id suffixed with `-<idx>` when there
-/// are several threads.
+/// The membership configuration of stream thread `idx` (1-based): the instance's process
+/// id for all; a static instance id always suffixed with `-<idx>`, one thread or several,
+/// as Java's `getMainConsumerConfigs` does (`<id>-1` for a single thread).
 pub(crate) fn member_config(
     config: &ProcessingConfig,
     topology: &StreamsTopology,
     process_id: Option<&str>,
     idx: usize,
-    threads: usize,
 ) -> StreamsGroupConfig {
     let mut g = config.group_config(topology);
     if let Some(pid) = process_id {
         g = g.process_id(pid);
     }
-    if threads > 1 {
-        if let Some(id) = g.get_instance_id().map(str::to_owned) {
-            g = g.instance_id(format!("{id}-{idx}"));
-        }
+    if let Some(id) = g.get_instance_id().map(str::to_owned) {
+        g = g.instance_id(format!("{id}-{idx}"));
     }
     g
 }
@@ -348,6 +346,22 @@ fn run(thread: &mut StreamThread<HandleGroup>, stop: &AtomicBool, seen: &Mutex<S
 mod tests {
     use super::RuntimeState::*;
     use super::*;
+
+    #[test]
+    fn a_static_instance_id_gets_the_thread_index_even_for_one_thread() {
+        let topology = StreamsTopology::new();
+        let config = ProcessingConfig::new("127.0.0.1:9092", "app").instance_id("orders");
+        let one = member_config(&config, &topology, None, 1);
+        assert_eq!(one.get_instance_id(), Some("orders-1"), "Java: <id>-1");
+        let two = member_config(&config, &topology, Some("pid"), 2);
+        assert_eq!(two.get_instance_id(), Some("orders-2"));
+        assert_eq!(two.get_process_id(), "pid");
+        let dynamic = ProcessingConfig::new("127.0.0.1:9092", "app");
+        assert_eq!(
+            member_config(&dynamic, &topology, None, 1).get_instance_id(),
+            None
+        );
+    }
 
     #[test]
     fn the_instance_state_folds_the_threads_states_as_java() {

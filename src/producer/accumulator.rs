@@ -3,19 +3,27 @@
 //! needs the time takes `now`.
 //!
 //! Each partition has a FIFO of batches. The newest one is open (records are encoded into it
-//! as they arrive); older ones are closed. At most one batch per partition is in flight, so
-//! a retry resends the same bytes with the same base sequence, in order, and the broker's
-//! idempotence check turns a resend of an already written batch into
-//! `DUPLICATE_SEQUENCE_NUMBER` (or the original offset), never a second copy.
+//! as they arrive); older ones are closed. Up to `max.in.flight.requests.per.connection`
+//! batches per partition are in flight ([`Accumulator::set_max_in_flight`], 1 by default),
+//! each sealed with its sequence when drained, at most one per partition per drain (one per
+//! Produce request, as Java's `RecordAccumulator.drain`). Ordering is Java's
+//! (`Sender`/`TransactionManager` with idempotence): a batch to retry goes again with the same
+//! bytes and base sequence, only once every batch before it is settled, and no new batch of
+//! its partition goes before it; the broker's idempotence check turns a resend of an already
+//! written batch into `DUPLICATE_SEQUENCE_NUMBER` (or the original offset), never a second
+//! copy. An OUT_OF_ORDER_SEQUENCE_NUMBER for a batch behind an unsettled one is a plain
+//! retry (the gap may still close); for the oldest one it is a real gap.
 //!
 //! Producer id, epoch and sequence numbers are [`super::idempotence`]'s, a state machine of
 //! its own the accumulator consults at each step. When a partition's sequence has a gap or
 //! the broker lost the producer's state, it does what Java's idempotent producer does (`TransactionManager`, non-transactional): it
 //! bumps the epoch locally (a new producer id once the epoch is `i16::MAX`) and restarts
-//! *that* partition's numbering at 0, rewriting its in-flight batch when the broker rejected
-//! it (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID: not written, so resending it under
-//! the new epoch cannot duplicate). Other partitions move to the new epoch, from sequence 0,
-//! once their in-flight batch is settled; until then it is resent unchanged.
+//! *that* partition's numbering at 0, rewriting its in-flight batches once none of them
+//! awaits an answer and the oldest was rejected (OUT_OF_ORDER_SEQUENCE_NUMBER,
+//! UNKNOWN_PRODUCER_ID: not written, and nothing after a batch not written can be, so
+//! resending them under the new epoch cannot duplicate). Other partitions move to the new
+//! epoch, from sequence 0, once their in-flight batches are settled; until then those are
+//! resent unchanged and no new batch of theirs goes (Java's `hasStaleProducerIdAndEpoch`).
 //!
 //! Every batch has a delivery deadline (`delivery.timeout.ms` from its creation, as in Java):
 //! [`Accumulator::expire`] fails what passed it instead of retrying forever.
@@ -140,6 +148,8 @@ impl Pending {
 /// A batch with its bytes fixed: sequence assigned, compressed, CRC written.
 #[derive(Debug, Clone)]
 pub struct SealedBatch {
+    /// Names the batch in [`Accumulator::complete_batch`] (unique in its accumulator).
+    pub id: u64,
     /// The encoded batch (what goes into `PartitionProduceData::records`).
     pub bytes: Vec<u8>,
     /// Records in the batch.
@@ -159,12 +169,36 @@ pub struct SealedBatch {
     pub last_error: Option<String>,
 }
 
+/// A sealed batch of a partition, sent at least once and not settled.
+#[derive(Debug)]
+struct Flight {
+    batch: SealedBatch,
+    /// What it counts against `buffer.memory` (its size before sealing).
+    charged: usize,
+    /// Sent, its answer not yet applied.
+    awaiting: bool,
+    /// The broker refused its sequence (it was not written).
+    rejected: bool,
+}
+
 #[derive(Debug, Default)]
 struct PartitionQueue {
     pending: VecDeque<Pending>,
-    in_flight: Option<SealedBatch>,
-    /// What the in-flight batch counts against `buffer.memory` (its size before sealing).
-    in_flight_charged: usize,
+    /// Sealed batches not settled, in sequence order.
+    in_flight: VecDeque<Flight>,
+}
+
+impl PartitionQueue {
+    /// Some batch waits to be sent again.
+    fn has_retry(&self) -> bool {
+        self.in_flight.iter().any(|f| !f.awaiting)
+    }
+
+    /// The oldest batch waits to be sent again (the only one that may go: Java's
+    /// `isNextSequence`).
+    fn head_retry(&self) -> bool {
+        self.in_flight.front().is_some_and(|f| !f.awaiting)
+    }
 }
 
 /// Records of one partition that passed their `delivery.timeout.ms`.
@@ -195,6 +229,10 @@ pub struct Accumulator {
     idempotence: Idempotence,
     /// Seal batches as part of a transaction (the transactional bit of each batch).
     transactional: bool,
+    /// Most batches of one partition in flight (`max.in.flight.requests.per.connection`).
+    max_in_flight: usize,
+    /// The id of the next sealed batch.
+    next_batch_id: u64,
 }
 
 impl Accumulator {
@@ -207,7 +245,16 @@ impl Accumulator {
             queued_bytes: 0,
             idempotence: Idempotence::new(),
             transactional: false,
+            max_in_flight: 1,
+            next_batch_id: 0,
         }
+    }
+
+    /// Lets up to `n` batches of one partition be in flight (at least 1; Java's
+    /// `max.in.flight.requests.per.connection`, at most 5 with idempotence: the broker
+    /// remembers the last 5 batches of a producer to recognise a resend).
+    pub fn set_max_in_flight(&mut self, n: usize) {
+        self.max_in_flight = n.max(1);
     }
 
     /// Records appended and not yet acknowledged or failed.
@@ -288,12 +335,11 @@ impl Accumulator {
         let mut sealed = false;
         let mut records = 0;
         for q in self.queues.values_mut() {
-            if let Some(b) = q.in_flight.take() {
-                sealed |= b.base_sequence >= 0;
-                records += b.records as usize;
+            for f in q.in_flight.drain(..) {
+                sealed |= f.batch.base_sequence >= 0;
+                records += f.batch.records as usize;
             }
             records += q.pending.drain(..).map(|p| p.builder.len()).sum::<usize>();
-            q.in_flight_charged = 0;
         }
         self.outstanding = 0;
         self.queued_bytes = 0;
@@ -357,9 +403,25 @@ impl Accumulator {
     /// Whether some partition has a batch ready to send: closed, lingered long enough, or
     /// any batch at all when `flushing`.
     pub fn has_ready(&self, now: Instant, flushing: bool) -> bool {
-        self.queues
-            .values()
-            .any(|q| q.in_flight.is_none() && self.ready(q, now, flushing))
+        self.queues.iter().any(|(tp, q)| {
+            q.head_retry() || self.room_for_new(tp, q) && self.ready(q, now, flushing)
+        })
+    }
+
+    /// Whether a new batch of `tp` (queue `q`) may go: fewer than `max_in_flight` in flight
+    /// (one until a batch was written under the producer id, see
+    /// [`Idempotence::may_pipeline`]), none waiting for a resend, and none stamped with an
+    /// older identity (the partition moves to a new epoch only once they are settled).
+    fn room_for_new(&self, tp: &TopicPartition, q: &PartitionQueue) -> bool {
+        let max = match self.idempotence.current_identity() {
+            Some(id) if !self.idempotence.may_pipeline(tp, id) => 1,
+            _ => self.max_in_flight,
+        };
+        q.in_flight.len() < max
+            && !q.has_retry()
+            && q.in_flight
+                .back()
+                .is_none_or(|f| Some(f.batch.identity) == self.idempotence.current_identity())
     }
 
     fn ready(&self, q: &PartitionQueue, now: Instant, flushing: bool) -> bool {
@@ -380,10 +442,13 @@ impl Accumulator {
             .min()
     }
 
-    /// The batches to send now: each partition's in-flight batch (a retry) or, if none, its
-    /// oldest ready batch, sealed with the current identity and the partition's next
-    /// sequence. Applies a pending epoch bump first; sends nothing while there is no
-    /// identity (see [`identity`](Self::identity)).
+    /// The batches to send now, at most one per partition: its oldest in-flight batch if
+    /// that must be sent again (a retry), else its oldest ready batch, sealed with the
+    /// current identity and the partition's next sequence, while fewer than
+    /// [`set_max_in_flight`](Self::set_max_in_flight) are in flight and none waits for a
+    /// resend. Applies a pending epoch bump first; sends nothing while there is no identity
+    /// (see [`identity`](Self::identity)). Each batch returned awaits its answer
+    /// ([`complete_batch`](Self::complete_batch)).
     pub fn drain(
         &mut self,
         now: Instant,
@@ -394,85 +459,193 @@ impl Accumulator {
         };
         let mut out = Vec::new();
         for tp in self.queues.keys().cloned().collect::<Vec<_>>() {
-            let ready = self
-                .queues
-                .get(&tp)
-                .is_some_and(|q| q.in_flight.is_none() && self.ready(q, now, flushing));
-            let Some(q) = self.queues.get_mut(&tp) else {
+            self.rewrite_if_due(&tp, identity)?;
+            let Some(q) = self.queues.get(&tp) else {
                 continue;
             };
-            let in_flight = q.in_flight.as_ref().map(|b| b.records);
-            if self.idempotence.prepare(&tp, identity, in_flight) {
-                // Restart at 0 under the bumped epoch; a rejected in-flight batch is
-                // rewritten (it was not written, so this cannot duplicate it).
-                if let Some(b) = &mut q.in_flight {
-                    restamp(&mut b.bytes, identity, 0)?;
-                    b.identity = identity;
-                    b.base_sequence = 0;
-                    b.reset = true;
-                }
-            }
-            if ready {
-                let Some(p) = q.pending.pop_front() else {
+            if q.head_retry() {
+                if q.in_flight.front().is_some_and(|f| f.rejected)
+                    && self.idempotence.rewrite_pending(&tp)
+                {
+                    // Rejected: it goes again once rewritten under the new epoch.
                     continue;
-                };
-                let records = p.builder.len() as i32;
-                q.in_flight_charged = if p.builder.is_empty() { 0 } else { p.charged() };
-                let base_sequence = self.idempotence.assign(&tp, identity, records);
-                let mut bytes = Vec::with_capacity(p.builder.size_estimate());
-                p.builder
-                    .producer(identity.producer_id, identity.producer_epoch, base_sequence)
-                    .transactional(self.transactional)
-                    .finish(&mut bytes)?;
-                q.in_flight = Some(SealedBatch {
-                    bytes,
-                    records,
-                    base_sequence,
-                    identity,
-                    attempts: 0,
-                    created: p.created,
-                    reset: false,
-                    last_error: None,
-                });
+                }
+                if let Some(f) = self
+                    .queues
+                    .get_mut(&tp)
+                    .and_then(|q| q.in_flight.front_mut())
+                {
+                    f.awaiting = true;
+                    f.batch.attempts += 1;
+                    out.push((tp, f.batch.clone()));
+                }
+                continue;
             }
-            if let Some(b) = &mut q.in_flight {
-                b.attempts += 1;
-                out.push((tp.clone(), b.clone()));
+            if !(self.room_for_new(&tp, q) && self.ready(q, now, flushing)) {
+                continue;
             }
+            let Some(b) = self.seal_next(&tp, identity)? else {
+                continue;
+            };
+            out.push((tp, b));
         }
         Ok(out)
     }
 
-    /// Notes why partition `tp`'s in-flight batch is being retried (for the message of its
-    /// delivery timeout).
+    /// Applies a pending sequence restart of `tp` under `identity`: once none of its
+    /// batches awaits an answer and the oldest was rejected (or none is left), renumbers
+    /// them from 0 (Java's `startSequencesAtBeginning`).
+    fn rewrite_if_due(
+        &mut self,
+        tp: &TopicPartition,
+        identity: ProducerIdentity,
+    ) -> Result<(), RecordsError> {
+        let Some(q) = self.queues.get_mut(tp) else {
+            return Ok(());
+        };
+        let settled = q.in_flight.iter().all(|f| !f.awaiting)
+            && q.in_flight.front().is_none_or(|f| f.rejected);
+        let records: Vec<i32> = q.in_flight.iter().map(|f| f.batch.records).collect();
+        if let Some(bases) = self.idempotence.prepare(tp, identity, &records, settled) {
+            // Not written, so rewriting them under the bumped epoch cannot duplicate.
+            for (f, base) in q.in_flight.iter_mut().zip(bases) {
+                restamp(&mut f.batch.bytes, identity, base)?;
+                f.batch.identity = identity;
+                f.batch.base_sequence = base;
+                f.batch.reset = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Seals `tp`'s oldest pending batch with `identity` and the next sequence, and puts it
+    /// in flight (awaiting).
+    fn seal_next(
+        &mut self,
+        tp: &TopicPartition,
+        identity: ProducerIdentity,
+    ) -> Result<Option<SealedBatch>, RecordsError> {
+        let Some(q) = self.queues.get_mut(tp) else {
+            return Ok(None);
+        };
+        let Some(p) = q.pending.pop_front() else {
+            return Ok(None);
+        };
+        let records = p.builder.len() as i32;
+        let charged = if p.builder.is_empty() { 0 } else { p.charged() };
+        let base_sequence = self.idempotence.assign(tp, identity, records);
+        let mut bytes = Vec::with_capacity(p.builder.size_estimate());
+        p.builder
+            .producer(identity.producer_id, identity.producer_epoch, base_sequence)
+            .transactional(self.transactional)
+            .finish(&mut bytes)?;
+        let id = self.next_batch_id;
+        self.next_batch_id += 1;
+        let batch = SealedBatch {
+            id,
+            bytes,
+            records,
+            base_sequence,
+            identity,
+            attempts: 1,
+            created: p.created,
+            reset: false,
+            last_error: None,
+        };
+        q.in_flight.push_back(Flight {
+            batch: batch.clone(),
+            charged,
+            awaiting: true,
+            rejected: false,
+        });
+        Ok(Some(batch))
+    }
+
+    /// Notes why partition `tp`'s oldest in-flight batch is being retried (for the message
+    /// of its delivery timeout).
     pub fn note_retry(&mut self, tp: &TopicPartition, reason: impl Into<String>) {
-        if let Some(b) = self.queues.get_mut(tp).and_then(|q| q.in_flight.as_mut()) {
-            b.last_error = Some(reason.into());
+        let id = self
+            .queues
+            .get(tp)
+            .and_then(|q| q.in_flight.front())
+            .map(|f| f.batch.id);
+        if let Some(id) = id {
+            self.note_batch_retry(tp, id, reason);
         }
     }
 
-    /// Applies `outcome` to partition `tp`'s in-flight batch. Returns the records it
-    /// settled (written or failed), 0 for a retry or an unknown partition.
-    ///
-    /// With idempotence, a batch that failed for good leaves a gap in the partition's
-    /// sequence, and a [`BatchOutcome::RetryWithNewEpoch`] says the broker will not take
-    /// the next one: both bump the epoch and restart the partition at sequence 0 (a batch
-    /// already restarted that way is retried as is, as Java does).
+    /// Notes why batch `id` of `tp` is being retried.
+    pub fn note_batch_retry(&mut self, tp: &TopicPartition, id: u64, reason: impl Into<String>) {
+        if let Some(f) = self
+            .queues
+            .get_mut(tp)
+            .and_then(|q| q.in_flight.iter_mut().find(|f| f.batch.id == id))
+        {
+            f.batch.last_error = Some(reason.into());
+        }
+    }
+
+    /// Whether batch `id` is `tp`'s oldest unsettled batch (every batch before it settled:
+    /// Java's `isNextSequence`).
+    pub fn is_oldest(&self, tp: &TopicPartition, id: u64) -> bool {
+        self.queues
+            .get(tp)
+            .and_then(|q| q.in_flight.front())
+            .is_some_and(|f| f.batch.id == id)
+    }
+
+    /// [`complete_batch`](Self::complete_batch) for `tp`'s oldest in-flight batch.
     pub fn complete(&mut self, tp: &TopicPartition, outcome: &BatchOutcome) -> usize {
+        let id = self
+            .queues
+            .get(tp)
+            .and_then(|q| q.in_flight.front())
+            .map(|f| f.batch.id);
+        id.map_or(0, |id| self.complete_batch(tp, id, outcome))
+    }
+
+    /// Applies `outcome` to batch `id` of partition `tp`. Returns the records it settled
+    /// (written or failed), 0 for a retry or a batch no longer in flight (expired, dropped).
+    ///
+    /// A retry waits for the next [`drain`](Self::drain), which resends it once every batch
+    /// before it is settled. With idempotence, a batch that failed for good leaves a gap in
+    /// the partition's sequence, and a [`BatchOutcome::RetryWithNewEpoch`] for the oldest
+    /// batch says the broker will not take the next one: both bump the epoch and restart the
+    /// partition at sequence 0 (a batch already restarted that way is retried as is, as
+    /// Java does). A [`BatchOutcome::RetryWithNewEpoch`] for a later batch is a plain retry:
+    /// the batch before it may still be written.
+    pub fn complete_batch(
+        &mut self,
+        tp: &TopicPartition,
+        id: u64,
+        outcome: &BatchOutcome,
+    ) -> usize {
         let Some(q) = self.queues.get_mut(tp) else {
             return 0;
         };
-        let batch = q.in_flight.as_ref().map(|b| InFlight {
-            identity: b.identity,
-            reset: b.reset,
+        let Some(at) = q.in_flight.iter().position(|f| f.batch.id == id) else {
+            return 0;
+        };
+        let batch = q.in_flight.get(at).map(|f| InFlight {
+            identity: f.batch.identity,
+            reset: f.batch.reset,
+            oldest: at == 0,
         });
         let settled = match outcome {
-            BatchOutcome::Retry { .. } | BatchOutcome::RetryWithNewEpoch => 0,
+            BatchOutcome::Retry { .. } | BatchOutcome::RetryWithNewEpoch => {
+                if let Some(f) = q.in_flight.get_mut(at) {
+                    f.awaiting = false;
+                    f.rejected |= *outcome == BatchOutcome::RetryWithNewEpoch;
+                }
+                0
+            }
             BatchOutcome::Written(_) | BatchOutcome::Failed(_) => {
-                let n = q.in_flight.take().map_or(0, |b| b.records as usize);
+                let Some(f) = q.in_flight.remove(at) else {
+                    return 0;
+                };
+                let n = f.batch.records as usize;
                 self.outstanding -= n.min(self.outstanding);
-                self.queued_bytes -=
-                    std::mem::take(&mut q.in_flight_charged).min(self.queued_bytes);
+                self.queued_bytes -= f.charged.min(self.queued_bytes);
                 n
             }
         };
@@ -496,20 +669,23 @@ impl Accumulator {
                 attempts: 0,
                 last_error: None,
             };
-            if q.in_flight
-                .as_ref()
-                .is_some_and(|b| now.saturating_duration_since(b.created) >= timeout)
+            while q
+                .in_flight
+                .front()
+                .is_some_and(|f| now.saturating_duration_since(f.batch.created) >= timeout)
             {
-                if let Some(b) = q.in_flight.take() {
-                    freed += std::mem::take(&mut q.in_flight_charged);
-                    e.records += b.records as usize;
-                    e.sent = b.attempts > 0;
-                    e.attempts = b.attempts;
-                    e.last_error = b.last_error;
-                    bump.push(tp.clone());
+                if let Some(f) = q.in_flight.pop_front() {
+                    freed += f.charged;
+                    e.records += f.batch.records as usize;
+                    e.sent |= f.batch.attempts > 0;
+                    e.attempts = e.attempts.max(f.batch.attempts);
+                    e.last_error = f.batch.last_error.or(e.last_error.take());
+                    if bump.last() != Some(tp) {
+                        bump.push(tp.clone());
+                    }
                 }
             }
-            if q.in_flight.is_none() {
+            if q.in_flight.is_empty() {
                 while q
                     .pending
                     .front()
@@ -543,8 +719,8 @@ impl Accumulator {
             .values()
             .filter_map(|q| {
                 q.in_flight
-                    .as_ref()
-                    .map(|b| b.created)
+                    .front()
+                    .map(|f| f.batch.created)
                     .or_else(|| q.pending.front().map(|p| p.created))
             })
             .min()
@@ -554,7 +730,7 @@ impl Accumulator {
     pub fn busy_partitions(&self) -> impl Iterator<Item = &TopicPartition> {
         self.queues
             .iter()
-            .filter(|(_, q)| q.in_flight.is_some() || !q.pending.is_empty())
+            .filter(|(_, q)| !q.in_flight.is_empty() || !q.pending.is_empty())
             .map(|(tp, _)| tp)
     }
 

@@ -20,13 +20,14 @@ pub const PRODUCER_KEYS: &[&str] = &[
     "max.block.ms",
     "transactional.id",
     "transaction.timeout.ms",
+    "max.in.flight.requests.per.connection",
 ];
 
 /// How a [`super::Producer`] batches, compresses and retries.
 ///
 /// Defaults follow Java's producer: `linger.ms` 5, `batch.size` 16384, no compression,
 /// `acks=all`, idempotence on, `delivery.timeout.ms` 120000, `buffer.memory` 33554432
-/// (32 MiB), `max.block.ms` 60000.
+/// (32 MiB), `max.block.ms` 60000, `max.in.flight.requests.per.connection` 5.
 #[derive(Debug, Clone)]
 pub struct ProducerConfig {
     client: ClientConfig,
@@ -39,6 +40,7 @@ pub struct ProducerConfig {
     max_block: Duration,
     transactional_id: Option<String>,
     transaction_timeout: Duration,
+    max_in_flight: usize,
 }
 
 impl ProducerConfig {
@@ -55,7 +57,22 @@ impl ProducerConfig {
             max_block: Duration::from_secs(60),
             transactional_id: None,
             transaction_timeout: Duration::from_secs(60),
+            max_in_flight: 5,
         }
+    }
+
+    /// `max.in.flight.requests.per.connection` (Java's default 5): Produce requests sent to
+    /// one broker and not yet answered, and so batches of one partition in flight. With
+    /// idempotence at most 5 (the broker remembers a producer's last 5 batches per partition
+    /// to recognise a resend); ordering is kept on retries either way.
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n;
+        self
+    }
+
+    /// `max.in.flight.requests.per.connection`.
+    pub fn get_max_in_flight(&self) -> usize {
+        self.max_in_flight
     }
 
     /// `linger.ms`: how long a batch waits for more records before it is sent.
@@ -217,6 +234,17 @@ impl ProducerConfig {
                 ),
             ));
         }
+        if self.max_in_flight == 0 || (self.idempotence && self.max_in_flight > 5) {
+            return Err(invalid(
+                "max.in.flight.requests.per.connection",
+                format!(
+                    "{} is out of range: use 1..=5 with idempotence (Java's default is 5; \
+                     the broker keeps the last 5 batches of a producer to detect resends), \
+                     or set enable.idempotence=false for more",
+                    self.max_in_flight
+                ),
+            ));
+        }
         if self.buffer_memory == 0 {
             return Err(invalid(
                 "buffer.memory",
@@ -260,6 +288,10 @@ impl ProducerConfig {
                         .map_err(|_| invalid_key(&k, format!("{v:?} is too large")))?,
                 ),
                 "max.block.ms" => config.max_block(Duration::from_millis(number(&k, &v)?)),
+                "max.in.flight.requests.per.connection" => config.max_in_flight(
+                    usize::try_from(number(&k, &v)?)
+                        .map_err(|_| invalid_key(&k, format!("{v:?} is too large")))?,
+                ),
                 "transactional.id" => config.transactional_id(v.clone()),
                 "transaction.timeout.ms" => {
                     config.transaction_timeout(Duration::from_millis(number(&k, &v)?))
@@ -351,6 +383,30 @@ mod tests {
                 .unwrap_err();
             assert!(e.to_string().contains(key), "{e}");
         }
+    }
+
+    #[test]
+    fn max_in_flight_defaults_to_5_and_is_at_most_5_with_idempotence() {
+        let c = ProducerConfig::new(ClientConfig::new("h:1"));
+        assert_eq!(c.get_max_in_flight(), 5, "Java's default");
+        let key = "max.in.flight.requests.per.connection";
+        let c = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), (key, "2")]);
+        assert_eq!(c.unwrap().get_max_in_flight(), 2);
+        for bad in ["0", "6"] {
+            let e = ProducerConfig::from_properties([("bootstrap.servers", "h:1"), (key, bad)])
+                .unwrap_err();
+            assert!(e.to_string().contains(key), "{bad}: {e}");
+        }
+        let c = ProducerConfig::from_properties([
+            ("bootstrap.servers", "h:1"),
+            ("enable.idempotence", "false"),
+            (key, "10"),
+        ]);
+        assert_eq!(
+            c.unwrap().get_max_in_flight(),
+            10,
+            "no idempotence: no bound of 5"
+        );
     }
 
     #[test]

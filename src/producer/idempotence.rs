@@ -7,8 +7,8 @@
 //! ```text
 //!   set_identity(id)                  InitProducerId answered (or NONE: no idempotence)
 //!   identity()                        the identity for the next batches, after a bump
-//!   prepare(tp, identity, in_flight)  before a partition is drained: restart its numbering
-//!                                     at 0 under a new epoch, rewriting a rejected batch
+//!   prepare(tp, identity, in_flight,  before a partition is drained: restart its numbering
+//!           settled)                  at 0 under a new epoch, rewriting rejected batches
 //!   assign(tp, identity, records)     the base sequence of a newly sealed batch
 //!   on_outcome(tp, outcome, batch)    a Produce answer: bump the epoch when Java does
 //! ```
@@ -91,6 +91,9 @@ pub struct InFlight {
     /// Its sequence was already restarted at 0 under a bumped epoch (Java's
     /// `sequenceHasBeenReset`).
     pub reset: bool,
+    /// Every batch of its partition before it is settled (Java's `isNextSequence`): a
+    /// rejected sequence is a real gap only then.
+    pub oldest: bool,
 }
 
 /// One partition's numbering.
@@ -99,9 +102,12 @@ struct PartitionSequence {
     next_sequence: i32,
     /// The identity `next_sequence` counts under (`None`: nothing numbered yet).
     numbered_as: Option<ProducerIdentity>,
-    /// Restart numbering at 0 under the next epoch, rewriting the in-flight batch (Java's
+    /// Restart numbering at 0 under the next epoch, rewriting the in-flight batches (Java's
     /// `partitionsToRewriteSequences`).
     rewrite: bool,
+    /// The producer id a batch of this partition was last written under: the broker keeps
+    /// state of that producer for the partition.
+    written_as: Option<i64>,
 }
 
 /// The idempotent producer's state: identity, epoch bumps and per-partition sequences. See
@@ -195,39 +201,63 @@ impl Idempotence {
     }
 
     /// Readies `tp` for a drain under `identity` (what [`identity`](Self::identity)
-    /// returned). `in_flight` is the record count of its in-flight batch, if any. Returns
-    /// `true` when that batch must be rewritten from sequence 0 under `identity` (it was
-    /// rejected, so resending it cannot duplicate it); once nothing of an old epoch is in
-    /// flight, the partition numbers from 0 under the new one (Java's
+    /// returned). `in_flight` holds the record counts of its batches in flight, oldest first;
+    /// `settled` says none of them awaits an answer and the oldest was rejected (so none was
+    /// written). A pending restart is applied then: the partition numbers from 0 under
+    /// `identity`, and the base sequences its in-flight batches must be rewritten with are
+    /// returned (`Some`, empty when none is in flight). Once nothing of an old epoch is in
+    /// flight, the partition numbers from 0 under the new one too (Java's
     /// `maybeUpdateProducerIdAndEpoch`).
     pub fn prepare(
         &mut self,
         tp: &TopicPartition,
         identity: ProducerIdentity,
-        in_flight: Option<i32>,
-    ) -> bool {
+        in_flight: &[i32],
+        settled: bool,
+    ) -> Option<Vec<i32>> {
         if !identity.is_idempotent() {
-            return false;
+            return None;
         }
         let q = match self.partitions.get_mut(tp) {
             Some(q) => q,
             None => self.partitions.entry(tp.clone()).or_default(),
         };
-        let mut rewrite = false;
-        if q.rewrite {
+        if q.rewrite && settled && !self.epoch_bump_required {
             q.rewrite = false;
             q.numbered_as = Some(identity);
-            q.next_sequence = 0;
-            if let Some(records) = in_flight {
-                rewrite = true;
-                q.next_sequence = records;
+            let mut bases = Vec::with_capacity(in_flight.len());
+            let mut next = 0i32;
+            for records in in_flight {
+                bases.push(next);
+                next = next.wrapping_add(*records) & i32::MAX;
             }
+            q.next_sequence = next;
+            return (!in_flight.is_empty()).then_some(bases);
         }
-        if in_flight.is_none() && q.numbered_as != Some(identity) {
+        if in_flight.is_empty() && q.numbered_as != Some(identity) {
             q.numbered_as = Some(identity);
             q.next_sequence = 0;
         }
-        rewrite
+        None
+    }
+
+    /// Whether several batches of `tp` may be in flight under `identity`: only once one was
+    /// written under its producer id. A broker with no state of a producer takes any first
+    /// sequence (Kafka's `ProducerAppendInfo.checkSequence`), so if the first batch failed
+    /// (a new partition's NOT_LEADER_OR_FOLLOWER) while the second was written, the first
+    /// would be rejected and rewritten after it: the partition's order would be lost.
+    pub fn may_pipeline(&self, tp: &TopicPartition, identity: ProducerIdentity) -> bool {
+        !identity.is_idempotent()
+            || self
+                .partitions
+                .get(tp)
+                .is_some_and(|q| q.written_as == Some(identity.producer_id))
+    }
+
+    /// Whether `tp` waits to restart its numbering under a new epoch (its rejected batches
+    /// are not resent under the old one meanwhile).
+    pub fn rewrite_pending(&self, tp: &TopicPartition) -> bool {
+        self.partitions.get(tp).is_some_and(|q| q.rewrite)
     }
 
     /// The base sequence of a new batch of `records` for `tp` under `identity` (`-1`
@@ -246,9 +276,10 @@ impl Idempotence {
     }
 
     /// Applies Java's rules to an answer for `tp`'s in-flight `batch`:
-    /// a rejected sequence bumps the epoch and rewrites the batch (unless it was already
-    /// rewritten under the current epoch: then it is retried as is); a batch that failed for
-    /// good leaves a gap, so the epoch is bumped too. `settled` is the record count the
+    /// a rejected sequence of the partition's oldest batch bumps the epoch and rewrites the
+    /// batches (unless it was already rewritten under the current epoch: then it is retried
+    /// as is); for a later batch it is a plain retry (Java's `canRetry`: the gap may close);
+    /// a batch that failed for good leaves a gap, so the epoch is bumped too. `settled` is the record count the
     /// answer settled (a failed batch with records leaves a gap).
     pub fn on_outcome(
         &mut self,
@@ -258,11 +289,17 @@ impl Idempotence {
         settled: usize,
     ) {
         match outcome {
-            BatchOutcome::Retry { .. } | BatchOutcome::Written(_) => {}
+            BatchOutcome::Retry { .. } => {}
+            BatchOutcome::Written(_) => {
+                if let Some(b) = batch.filter(|b| b.identity.is_idempotent()) {
+                    self.partitions.entry(tp.clone()).or_default().written_as =
+                        Some(b.identity.producer_id);
+                }
+            }
             BatchOutcome::RetryWithNewEpoch => {
                 let already_reset =
                     batch.is_some_and(|b| b.reset && Some(b.identity) == self.identity);
-                if batch.is_some() && !already_reset {
+                if batch.is_some_and(|b| b.oldest) && !already_reset {
                     self.request_epoch_bump(tp);
                 }
             }

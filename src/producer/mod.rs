@@ -7,9 +7,10 @@
 //!   per-partition sequences and Java's epoch-bump rules;
 //! * [`transaction`] is the transactional producer's state machine (Java's
 //!   `TransactionManager`): which request goes next and what each answer does;
-//! * [`Producer`] is the thin blocking shell: metadata, InitProducerId and one Produce
-//!   (`acks=all`) per leader, with the crate's [`Client`](crate::client::Client), deadlines,
-//!   TLS/SASL and [`ClientMetrics`](crate::ClientMetrics).
+//! * [`Producer`] is the thin blocking shell: metadata, InitProducerId and Produce requests
+//!   (`acks=all`), up to `max.in.flight.requests.per.connection` per leader in flight
+//!   (`sender`), with the crate's [`Client`](crate::client::Client), deadlines, TLS/SASL and
+//!   [`ClientMetrics`](crate::ClientMetrics).
 //!
 //! Keyed records go where Java's default partitioner puts them
 //! ([`partition_for_key`](crate::protocol::records::partition_for_key)); null keys stick to
@@ -66,6 +67,7 @@
 pub mod accumulator;
 mod config;
 pub mod idempotence;
+mod sender;
 mod shell;
 pub mod transaction;
 mod transactional;

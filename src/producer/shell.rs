@@ -1,31 +1,29 @@
-//! The blocking shell around the [`Accumulator`]: metadata, InitProducerId and one Produce
-//! request per leader, on the crate's [`Client`] with its deadlines.
+//! The blocking shell around the [`Accumulator`]: the public calls, metadata and
+//! InitProducerId, on the crate's [`Client`] with its deadlines; the Produce requests are
+//! [`super::sender`]'s.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::accumulator::{
-    classify, Accumulator, BatchOutcome, BatchSettings, Expired, ProducerIdentity, ProducerRecord,
-    Room, SealedBatch, TopicPartition,
+    Accumulator, BatchSettings, ProducerIdentity, ProducerRecord, Room, TopicPartition,
 };
 use super::config::ProducerConfig;
+use super::sender::InFlightProduce;
 use super::transaction::TransactionManager;
-use crate::client::{BrokerTarget, Client, ClientError, NodeRotation, SharedClient};
+use crate::client::{Client, ClientError, NodeRotation, SharedClient};
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::init_producer_id::InitProducerIdRequest;
-use crate::protocol::api::produce::{
-    PartitionProduceData, ProduceRequest, TopicProduceData, ACKS_ALL,
-};
 use crate::protocol::records::partition_for_key;
 use crate::protocol::{BrokerErrorKind, Uuid};
 use crate::transport::TransportError;
 
 /// What the producer knows of a topic: its id and each partition's leader (`-1` unknown).
 #[derive(Debug, Clone)]
-struct TopicInfo {
-    id: Uuid,
-    leaders: Vec<i32>,
+pub(super) struct TopicInfo {
+    pub(super) id: Uuid,
+    pub(super) leaders: Vec<i32>,
 }
 
 /// A blocking, idempotent Kafka producer.
@@ -37,9 +35,13 @@ struct TopicInfo {
 /// sends everything and waits for the acknowledgements (`acks=all`) until its deadline.
 ///
 /// With idempotence (the default) the producer takes a producer id (InitProducerId) and
-/// stamps each partition's batches with consecutive sequences; at most one batch per
-/// partition is in flight and a failed round trip resends the same bytes, so a connection
-/// cut after the broker wrote a batch gives no duplicate. A sequence the broker rejects
+/// stamps each partition's batches with consecutive sequences. Up to
+/// `max.in.flight.requests.per.connection` (5) Produce requests per broker are in flight at
+/// once: `send` writes what is ready and returns without waiting for the answer (it waits
+/// for the oldest one when that many are out), `flush` reads them. A batch whose answer is
+/// lost is resent with the same bytes, after every batch before it in its partition is
+/// settled, so a connection cut after the broker wrote a batch gives no duplicate and no
+/// reordering. A sequence the broker rejects
 /// (OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID) or a batch that failed for good bumps
 /// the epoch and restarts that partition at sequence 0, as Java's idempotent producer does.
 /// A batch not acknowledged within `delivery.timeout.ms` of its creation fails
@@ -58,12 +60,14 @@ pub struct Producer {
     pub(super) config: ProducerConfig,
     pub(super) client: Option<SharedClient>,
     pub(super) acc: Accumulator,
-    topics: HashMap<String, TopicInfo>,
+    pub(super) topics: HashMap<String, TopicInfo>,
     sticky: HashMap<String, i32>,
     /// Failures not yet reported by [`Producer::flush`].
     pub(super) failures: Vec<(TopicPartition, Error)>,
     /// The transaction state machine (with `transactional.id`).
     pub(super) txn: Option<TransactionManager>,
+    /// Produce requests written and not yet answered, oldest first.
+    pub(super) in_flight: VecDeque<InFlightProduce>,
 }
 
 impl std::fmt::Debug for Producer {
@@ -96,6 +100,7 @@ impl Producer {
             buffer_memory: config.get_buffer_memory(),
         });
         let mut acc = acc;
+        acc.set_max_in_flight(config.get_max_in_flight());
         let txn = config.get_transactional_id().map(|id| {
             acc.set_transactional(true);
             let timeout = config.get_transaction_timeout().as_millis();
@@ -109,6 +114,7 @@ impl Producer {
             sticky: HashMap::new(),
             failures: Vec::new(),
             txn,
+            in_flight: VecDeque::new(),
         })
     }
 
@@ -344,6 +350,8 @@ impl Producer {
         if let Some(t) = self.topics.get(topic) {
             return Ok(t.leaders.len() as i32);
         }
+        // The topic's error in the last answer that had one.
+        let mut answered = None;
         loop {
             let kind = match self.refresh(&[topic.to_string()], deadline) {
                 Ok(kind) => kind,
@@ -353,21 +361,21 @@ impl Producer {
                     log::debug!("metadata for {topic:?}: {e}; retrying");
                     BrokerErrorKind::None
                 }
+                // The last try ran out of time (under load a backoff sleep can leave it a
+                // few ms): the topic's own error says more than that timeout.
+                Err(e) if transient(&e) => {
+                    return Err(answered.map_or(e, |k| no_metadata(topic, k)))
+                }
                 Err(e) => return Err(e),
             };
             if let Some(t) = self.topics.get(topic) {
                 return Ok(t.leaders.len() as i32);
             }
+            if kind != BrokerErrorKind::None {
+                answered = Some(kind);
+            }
             if Instant::now() + self.backoff() >= deadline {
-                return Err(Error::Broker {
-                    kind,
-                    code: kind.code(),
-                    message: Some(format!(
-                        "topic {topic:?} has no usable metadata within max.block.ms: create \
-                         it, or check the name"
-                    )),
-                    context: BrokerErrorContext::api("Metadata"),
-                });
+                return Err(no_metadata(topic, kind));
             }
             std::thread::sleep(self.backoff());
         }
@@ -380,13 +388,23 @@ impl Producer {
         deadline.min(Instant::now() + self.config.client().get_request_timeout())
     }
 
+    /// [`ensure_identity`](Self::ensure_identity) for the sender (kept apart so that
+    /// function stays as it is).
+    pub(super) fn identity_until(&mut self, deadline: Instant) -> Result<ProducerIdentity, Error> {
+        self.ensure_identity(deadline)
+    }
+
     pub(super) fn backoff(&self) -> Duration {
         self.config.client().get_retry_backoff().0
     }
 
     /// Refreshes metadata for `topics`; returns the error of the last topic that had one
     /// (None if all are fine).
-    fn refresh(&mut self, topics: &[String], deadline: Instant) -> Result<BrokerErrorKind, Error> {
+    pub(super) fn refresh(
+        &mut self,
+        topics: &[String],
+        deadline: Instant,
+    ) -> Result<BrokerErrorKind, Error> {
         let names: Vec<&str> = topics.iter().map(String::as_str).collect();
         let request_deadline = self.request_deadline(deadline);
         let md = self
@@ -489,274 +507,6 @@ impl Producer {
             std::thread::sleep(backoff);
         }
     }
-
-    /// One round: seal what is ready, one Produce per leader, apply the answers.
-    pub(super) fn round(&mut self, deadline: Instant, flushing: bool) -> Result<(), Error> {
-        self.expire();
-        if self.acc.outstanding() == 0 {
-            return Ok(());
-        }
-        // InitProducerId is retried no longer than the first batch may wait: past that,
-        // the next round fails the batch (delivery.timeout.ms) instead.
-        let until = self.acc.oldest_batch().map_or(deadline, |t| {
-            deadline.min(t + self.config.get_delivery_timeout())
-        });
-        match self.ensure_identity(until) {
-            Ok(_) => {}
-            Err(Error::Timeout { .. }) if until < deadline => return Ok(()),
-            Err(e) => return Err(e),
-        }
-        // Transaction version 1: the partitions go into the transaction before their batches.
-        self.add_partitions_to_txn(deadline)?;
-        let batches =
-            self.acc
-                .drain(Instant::now(), flushing)
-                .map_err(|e| Error::InvalidConfiguration {
-                    field: "record",
-                    reason: format!("cannot encode a batch: {e}"),
-                })?;
-        let mut by_leader: BTreeMap<i32, Vec<(TopicPartition, SealedBatch)>> = BTreeMap::new();
-        let mut refresh = false;
-        for (tp, b) in batches {
-            match self
-                .topics
-                .get(&tp.topic)
-                .and_then(|t| t.leaders.get(tp.partition as usize))
-            {
-                Some(&leader) if leader >= 0 => by_leader.entry(leader).or_default().push((tp, b)),
-                _ => refresh = true,
-            }
-        }
-        let mut progress = false;
-        for (leader, batches) in by_leader {
-            let (p, r) = self.produce(leader, batches, deadline)?;
-            progress |= p;
-            refresh |= r;
-        }
-        if refresh {
-            let busy: Vec<String> = {
-                let mut t: Vec<String> = self
-                    .acc
-                    .busy_partitions()
-                    .map(|tp| tp.topic.clone())
-                    .collect();
-                t.dedup();
-                t
-            };
-            if let Err(e) = self.refresh(&busy, deadline) {
-                log::debug!("metadata refresh failed: {e}; retrying");
-            }
-        }
-        if !progress && self.acc.outstanding() > 0 {
-            let pause = self
-                .backoff()
-                .min(deadline.saturating_duration_since(Instant::now()));
-            std::thread::sleep(pause);
-        }
-        Ok(())
-    }
-
-    /// Fails the batches past `delivery.timeout.ms`, keeping an error per partition for
-    /// [`flush`](Self::flush).
-    fn expire(&mut self) {
-        let timeout = self.config.get_delivery_timeout();
-        for Expired {
-            tp,
-            records,
-            sent,
-            attempts,
-            last_error,
-        } in self.acc.expire(Instant::now(), timeout)
-        {
-            let what = if sent {
-                format!(
-                    "{attempts} sends, last error: {}; the last batch may have been written",
-                    last_error.as_deref().unwrap_or("none")
-                )
-            } else {
-                "never sent: no broker answered".to_string()
-            };
-            log::warn!(
-                "{records} records for {}-{} not acknowledged within delivery.timeout.ms ({what})",
-                tp.topic,
-                tp.partition
-            );
-            if let Some(txn) = &mut self.txn {
-                txn.on_batch_failed(&tp, BrokerErrorKind::RequestTimedOut);
-            }
-            self.failures.push((
-                tp.clone(),
-                Error::Timeout {
-                    operation: format!(
-                        "delivering {records} records to {}-{} ({what}; check the brokers \
-                         and the topic, or raise delivery.timeout.ms)",
-                        tp.topic, tp.partition
-                    ),
-                    limit: timeout,
-                },
-            ));
-        }
-    }
-
-    /// Sends one Produce with `batches` to `leader`. Returns (some batch settled, a
-    /// metadata refresh is due).
-    fn produce(
-        &mut self,
-        leader: i32,
-        batches: Vec<(TopicPartition, SealedBatch)>,
-        deadline: Instant,
-    ) -> Result<(bool, bool), Error> {
-        let request_deadline = self.request_deadline(deadline);
-        let timeout_ms = request_deadline
-            .saturating_duration_since(Instant::now())
-            .as_millis()
-            .clamp(1, i32::MAX as u128) as i32;
-        let mut topic_data: BTreeMap<&str, TopicProduceData> = BTreeMap::new();
-        for (tp, b) in &batches {
-            let id = self.topics.get(&tp.topic).map_or(Uuid::ZERO, |t| t.id);
-            topic_data
-                .entry(tp.topic.as_str())
-                .or_insert_with(|| TopicProduceData {
-                    name: tp.topic.clone(),
-                    topic_id: id,
-                    partition_data: Vec::new(),
-                })
-                .partition_data
-                .push(PartitionProduceData {
-                    index: tp.partition,
-                    records: Some(b.bytes.clone()),
-                });
-        }
-        let req = ProduceRequest {
-            transactional_id: self.txn.as_ref().map(|t| t.transactional_id().to_string()),
-            acks: ACKS_ALL,
-            timeout_ms,
-            topic_data: topic_data.into_values().collect(),
-        };
-        let metrics = self.config.client().get_metrics().clone();
-        let cap = self.produce_version_cap();
-        let sent = self.client(request_deadline).map(|mut c| {
-            let v = c
-                .connection(BrokerTarget::Node(leader), request_deadline)
-                .and_then(|conn| conn.pick_version::<ProduceRequest>());
-            v.and_then(|v| {
-                c.send_at(
-                    BrokerTarget::Node(leader),
-                    &req,
-                    v.min(cap),
-                    request_deadline,
-                )
-            })
-        })?;
-        if let Some(txn) = &mut self.txn {
-            for (tp, _) in &batches {
-                txn.on_batch_sent(tp);
-            }
-        }
-        let resp = match sent {
-            Ok(r) => r,
-            Err(e) if !fatal(&e) => {
-                // The batches may or may not be written: they go again with the same
-                // sequences, and the broker's idempotence check sorts it out.
-                log::debug!("Produce to node {leader} failed: {e}; retrying");
-                metrics.record_retry();
-                for (tp, _) in &batches {
-                    self.acc
-                        .note_retry(tp, format!("Produce to node {leader}: {e}"));
-                }
-                return Ok((false, true));
-            }
-            Err(e) => return Err(client_error(e)),
-        };
-        let by_id: HashMap<Uuid, String> = self
-            .topics
-            .iter()
-            .map(|(name, t)| (t.id, name.clone()))
-            .collect();
-        let mut progress = false;
-        let mut refresh = false;
-        let mut answered = std::collections::HashSet::new();
-        for t in &resp.responses {
-            let name = if t.name.is_empty() {
-                by_id.get(&t.topic_id).cloned().unwrap_or_default()
-            } else {
-                t.name.clone()
-            };
-            for p in &t.partition_responses {
-                let tp = TopicPartition::new(name.clone(), p.index);
-                if !batches.iter().any(|(b, _)| *b == tp) {
-                    continue;
-                }
-                answered.insert(tp.clone());
-                let outcome = match classify(p.error(), p.base_offset) {
-                    // A transactional producer does not bump its epoch itself: the batch
-                    // fails the transaction (Java), which must be aborted.
-                    BatchOutcome::RetryWithNewEpoch if self.txn.is_some() => {
-                        BatchOutcome::Failed(p.error())
-                    }
-                    o => o,
-                };
-                match &outcome {
-                    BatchOutcome::Written(_) => progress = true,
-                    BatchOutcome::Retry { refresh: r } => {
-                        log::debug!(
-                            "Produce {}-{}: {}; retrying",
-                            tp.topic,
-                            tp.partition,
-                            p.error()
-                        );
-                        metrics.record_retry();
-                        self.acc.note_retry(&tp, p.error().name());
-                        refresh |= *r;
-                    }
-                    BatchOutcome::RetryWithNewEpoch => {
-                        log::info!(
-                            "Produce {}-{}: {}; retrying under a bumped producer epoch from \
-                             sequence 0 (as Java's idempotent producer does)",
-                            tp.topic,
-                            tp.partition,
-                            p.error()
-                        );
-                        metrics.record_retry();
-                        self.acc.note_retry(&tp, p.error().name());
-                    }
-                    BatchOutcome::Failed(kind) => {
-                        progress = true;
-                        if let Some(txn) = &mut self.txn {
-                            txn.on_batch_failed(&tp, *kind);
-                        }
-                        self.failures.push((
-                            tp.clone(),
-                            Error::Broker {
-                                kind: *kind,
-                                code: p.error_code,
-                                message: Some(format!(
-                                    "batch of {} records for {}-{} not written{}",
-                                    batches
-                                        .iter()
-                                        .find(|(b, _)| *b == tp)
-                                        .map_or(0, |(_, b)| b.records),
-                                    tp.topic,
-                                    tp.partition,
-                                    p.error_message
-                                        .as_deref()
-                                        .map(|m| format!(": {m}"))
-                                        .unwrap_or_default()
-                                )),
-                                context: BrokerErrorContext::api("Produce"),
-                            },
-                        ));
-                    }
-                }
-                self.acc.complete(&tp, &outcome);
-            }
-        }
-        if answered.len() < batches.len() {
-            // A partition the broker did not answer: send it again.
-            refresh = true;
-        }
-        Ok((progress, refresh))
-    }
 }
 
 /// Errors that retrying cannot fix (credentials, certificates, an API the broker lacks, a
@@ -777,6 +527,19 @@ pub(super) fn fatal(e: &ClientError) -> bool {
 /// cut mid-way (decode and protocol errors of a cut stream), retriable broker codes.
 fn transient(e: &Error) -> bool {
     e.is_retriable() || matches!(e, Error::Protocol { .. } | Error::Decode(_))
+}
+
+/// The error of a topic without usable metadata by `max.block.ms`.
+fn no_metadata(topic: &str, kind: BrokerErrorKind) -> Error {
+    Error::Broker {
+        kind,
+        code: kind.code(),
+        message: Some(format!(
+            "topic {topic:?} has no usable metadata within max.block.ms: create it, or check \
+             the name"
+        )),
+        context: BrokerErrorContext::api("Metadata"),
+    }
 }
 
 /// Java's `RecordTooLargeException` for a record `buffer.memory` cannot hold.

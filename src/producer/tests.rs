@@ -7,6 +7,8 @@ use super::accumulator::*;
 use crate::protocol::records::{BatchReader, Compression, DecodeLimits};
 use crate::protocol::BrokerErrorKind;
 
+mod inflight;
+
 fn acc(batch_size: usize, linger_ms: u64) -> Accumulator {
     let mut a = Accumulator::new(BatchSettings {
         linger: Duration::from_millis(linger_ms),
@@ -68,8 +70,12 @@ fn batches_close_at_batch_size_and_sequences_follow_records() {
     assert_eq!(b.base_sequence, 0);
     let (pid, epoch, _, _) = header(b);
     assert_eq!((pid, epoch), (7, 3));
-    // Nothing else goes while it is in flight; a retry resends the same bytes.
+    // Nothing else goes while it is in flight (one at most by default); a retry resends
+    // the same bytes.
     assert!(!a.has_ready(now, true));
+    assert!(a.drain(now, true).unwrap().is_empty());
+    a.complete(&tp(0), &BatchOutcome::Retry { refresh: false });
+    assert!(a.has_ready(now, false), "a retry is ready at once");
     let again = a.drain(now, true).unwrap();
     assert_eq!(again[0].1.bytes, b.bytes);
     assert_eq!(again[0].1.attempts, 2);
@@ -225,6 +231,7 @@ fn out_of_order_sequence_bumps_the_epoch_and_rewrites_only_that_partition() {
         assert_eq!(header(&d[1].1).1, 3, "under the old epoch");
         // A second rejection of the rewritten batch is retried without another bump.
         a.complete(&tp(0), &outcome);
+        a.complete(&tp(1), &BatchOutcome::Retry { refresh: false });
         assert_eq!(a.identity(), Some(bumped));
         assert_eq!(a.drain(now, true).unwrap().len(), 2, "both retried");
         for p in 0..2 {
@@ -269,6 +276,9 @@ fn a_failed_batch_bumps_the_epoch_and_loses_nothing_else() {
         1
     );
     assert_eq!(a.outstanding(), 2, "partitions 1 and 2 are still in flight");
+    for p in 1..3 {
+        a.complete(&tp(p), &BatchOutcome::Retry { refresh: false });
+    }
     a.append(&tp(0), &rec(b"x"), 1, now).unwrap();
     let d = a.drain(now, false).unwrap();
     assert_eq!(d.len(), 3);

@@ -170,6 +170,11 @@ impl Producer {
     pub fn abort_transaction(&mut self) -> Result<(), TransactionError> {
         let deadline = self.max_block_deadline();
         let state = self.txn_mut()?.state();
+        // Answers of requests in flight first: a batch must not reach its partition after
+        // the abort marker. One that does not come by the deadline breaks its connection.
+        if let Err(e) = self.await_all(deadline) {
+            log::debug!("abort_transaction: reading Produce answers in flight: {e}");
+        }
         let (dropped, sealed) = match state {
             TxnState::InTransaction | TxnState::AbortableError => self.acc.drop_all(),
             _ => (0, false),

@@ -37,7 +37,7 @@ fn no_identity_until_one_is_set() {
 fn sequences_count_records_per_partition_and_wrap_at_i32_max() {
     let mut i = with_id();
     let id = i.identity().unwrap();
-    assert!(!i.prepare(&tp(0), id, None));
+    assert!(i.prepare(&tp(0), id, &[], false).is_none());
     assert_eq!(i.assign(&tp(0), id, 5), 0);
     assert_eq!(i.assign(&tp(0), id, 2), 5);
     assert_eq!(i.assign(&tp(1), id, 1), 0);
@@ -54,12 +54,13 @@ fn a_rejected_sequence_bumps_the_epoch_and_rewrites_only_that_partition() {
     let mut i = with_id();
     let id = i.identity().unwrap();
     for p in 0..2 {
-        i.prepare(&tp(p), id, None);
+        i.prepare(&tp(p), id, &[], false);
         i.assign(&tp(p), id, 4);
     }
     let batch = InFlight {
         identity: id,
         reset: false,
+        oldest: true,
     };
     i.on_outcome(&tp(0), &BatchOutcome::RetryWithNewEpoch, Some(batch), 0);
     assert!(i.epoch_bump_required());
@@ -72,13 +73,13 @@ fn a_rejected_sequence_bumps_the_epoch_and_rewrites_only_that_partition() {
         }
     );
     // Partition 0's in-flight batch of 4 is rewritten from 0: the next batch starts at 4.
-    assert!(i.prepare(&tp(0), bumped, Some(4)));
+    assert_eq!(i.prepare(&tp(0), bumped, &[4], true), Some(vec![0]));
     assert_eq!(i.assign(&tp(0), bumped, 1), 4);
     // Partition 1 still has its old-epoch batch in flight: untouched until it settles.
-    assert!(!i.prepare(&tp(1), bumped, Some(4)));
+    assert!(i.prepare(&tp(1), bumped, &[4], false).is_none());
     assert_eq!(i.next_sequence(&tp(1)), 4);
     i.on_outcome(&tp(1), &BatchOutcome::Written(Some(0)), Some(batch), 4);
-    assert!(!i.prepare(&tp(1), bumped, None));
+    assert!(i.prepare(&tp(1), bumped, &[], false).is_none());
     assert_eq!(
         i.assign(&tp(1), bumped, 1),
         0,
@@ -94,6 +95,7 @@ fn a_batch_already_reset_under_the_current_epoch_is_retried_as_is() {
     let reset = InFlight {
         identity: bumped,
         reset: true,
+        oldest: true,
     };
     i.on_outcome(&tp(0), &BatchOutcome::RetryWithNewEpoch, Some(reset), 0);
     assert!(
@@ -104,6 +106,7 @@ fn a_batch_already_reset_under_the_current_epoch_is_retried_as_is() {
     let old = InFlight {
         identity: ID,
         reset: true,
+        oldest: true,
     };
     i.on_outcome(&tp(0), &BatchOutcome::RetryWithNewEpoch, Some(old), 0);
     assert!(i.epoch_bump_required());
@@ -119,6 +122,7 @@ fn a_failed_batch_leaves_a_gap_so_the_epoch_is_bumped() {
     let batch = InFlight {
         identity: ID,
         reset: false,
+        oldest: true,
     };
     i.on_outcome(
         &tp(0),
@@ -163,7 +167,7 @@ fn the_epoch_at_its_maximum_asks_for_a_new_producer_id() {
 fn a_new_identity_cancels_a_pending_bump_and_renumbers_idle_partitions() {
     let mut i = with_id();
     let id = i.identity().unwrap();
-    i.prepare(&tp(0), id, None);
+    i.prepare(&tp(0), id, &[], false);
     i.assign(&tp(0), id, 10);
     i.request_epoch_bump(&tp(0));
     let next = ProducerIdentity {
@@ -174,7 +178,7 @@ fn a_new_identity_cancels_a_pending_bump_and_renumbers_idle_partitions() {
     i.set_identity(next);
     assert!(!i.epoch_bump_required());
     assert_eq!(i.identity(), Some(next));
-    i.prepare(&tp(0), next, None);
+    i.prepare(&tp(0), next, &[], false);
     assert_eq!(i.assign(&tp(0), next, 1), 0);
     i.forget(&tp(0));
     assert_eq!(i.next_sequence(&tp(0)), 0);
@@ -201,4 +205,48 @@ fn classification_follows_java() {
         classify(K::InvalidProducerEpoch, -1),
         BatchOutcome::Failed(K::InvalidProducerEpoch)
     );
+}
+
+#[test]
+fn a_rejected_sequence_behind_an_unsettled_batch_is_a_plain_retry() {
+    // Java's canRetry: OUT_OF_ORDER_SEQUENCE_NUMBER for a batch that is not the next
+    // sequence (an earlier one is still unsettled) is retried without a bump.
+    let mut i = with_id();
+    let id = i.identity().unwrap();
+    let behind = InFlight {
+        identity: id,
+        reset: false,
+        oldest: false,
+    };
+    i.on_outcome(&tp(0), &BatchOutcome::RetryWithNewEpoch, Some(behind), 0);
+    assert!(!i.epoch_bump_required());
+    let oldest = InFlight {
+        oldest: true,
+        ..behind
+    };
+    i.on_outcome(&tp(0), &BatchOutcome::RetryWithNewEpoch, Some(oldest), 0);
+    assert!(i.epoch_bump_required());
+}
+
+#[test]
+fn a_restart_rewrites_every_batch_in_flight_once_none_awaits_an_answer() {
+    let mut i = with_id();
+    let id = i.identity().unwrap();
+    i.prepare(&tp(0), id, &[], false);
+    for records in [3, 2, 5] {
+        i.assign(&tp(0), id, records);
+    }
+    i.request_epoch_bump(&tp(0));
+    let bumped = i.identity().unwrap();
+    // One of them still awaits an answer (or the oldest may be written): not yet.
+    assert_eq!(i.prepare(&tp(0), bumped, &[3, 2, 5], false), None);
+    assert_eq!(i.next_sequence(&tp(0)), 10);
+    // Settled and rejected: renumbered 0, 3, 5 under the new epoch; the next one is 10.
+    assert_eq!(
+        i.prepare(&tp(0), bumped, &[3, 2, 5], true),
+        Some(vec![0, 3, 5])
+    );
+    assert_eq!(i.assign(&tp(0), bumped, 1), 10);
+    // Applied once.
+    assert_eq!(i.prepare(&tp(0), bumped, &[3, 2, 5, 1], true), None);
 }
