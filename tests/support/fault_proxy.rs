@@ -485,6 +485,12 @@ fn start_pumps(client: TcpStream, upstream: TcpStream, shared: &Arc<Shared>) -> 
     let upstream2 = upstream.try_clone()?;
     let counters = &shared.counters;
     counters.open_connections.fetch_add(1, Ordering::SeqCst);
+    // The connection is listed before its pumps can forward a byte: a caller that saw data
+    // pass and then calls `reset_all`/`disconnect_all` (which take this lock) must find it.
+    // Listing it after the spawns raced on a loaded machine: the accept thread was
+    // descheduled between the spawns and the push, the echo round trip went through, and
+    // `reset_all` reset nothing (fault_proxy_selftest waited 5 s for an RST that never came).
+    let mut conns = lock(&shared.conns);
     let mut pumps = Vec::with_capacity(2);
     for (dir, from, to) in [
         (Dir::ToUpstream, client, upstream),
@@ -514,12 +520,12 @@ fn start_pumps(client: TcpStream, upstream: TcpStream, shared: &Arc<Shared>) -> 
                 if pumps.is_empty() {
                     pump_exited(&ctl, counters);
                 }
-                lock(&shared.conns).push(ConnEntry { ctl, pumps });
+                conns.push(ConnEntry { ctl, pumps });
                 return Err(e);
             }
         }
     }
-    lock(&shared.conns).push(ConnEntry { ctl, pumps });
+    conns.push(ConnEntry { ctl, pumps });
     Ok(())
 }
 
