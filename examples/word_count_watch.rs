@@ -1,6 +1,8 @@
 //! Watches a WordCount output topic for the bench (`scripts/bench-wordcount.sh`): reads it
 //! from the beginning until `--records N` updates arrived, then prints when the first and
 //! the last arrived (seconds since the watcher started) and the rate in between.
+//! `--read-committed` reads as `read_committed` readers do (exactly-once runs: aborted
+//! records and open transactions are not counted).
 //!
 //! ```text
 //! cargo run --release --example word_count_watch -- --bootstrap-server 127.0.0.1:19092 \
@@ -9,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use kafka_streams_group::consumer::{Fetcher, FetcherConfig, OffsetReset};
+use kafka_streams_group::consumer::{Fetcher, FetcherConfig, IsolationLevel, OffsetReset};
 use kafka_streams_group::streams::commit::TopicPartition;
 use kafka_streams_group::{ClientConfig, Error};
 
@@ -19,8 +21,13 @@ fn main() {
     let mut partitions = 4;
     let mut records: u64 = 0;
     let mut timeout = 600u64;
+    let mut isolation = IsolationLevel::ReadUncommitted;
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--read-committed" {
+            isolation = IsolationLevel::ReadCommitted;
+            continue;
+        }
         let v = it.next().unwrap_or_default();
         match flag.as_str() {
             "--bootstrap-server" => bootstrap = v,
@@ -29,7 +36,7 @@ fn main() {
             "--records" => records = v.parse().unwrap_or(0),
             "--timeout" => timeout = v.parse().unwrap_or(600),
             _ => {
-                eprintln!("usage: word_count_watch --bootstrap-server H:P --topic T --partitions N --records N [--timeout S]");
+                eprintln!("usage: word_count_watch --bootstrap-server H:P --topic T --partitions N --records N [--timeout S] [--read-committed]");
                 std::process::exit(2);
             }
         }
@@ -40,6 +47,7 @@ fn main() {
         partitions,
         records,
         Duration::from_secs(timeout),
+        isolation,
     ) {
         eprintln!("error: {e}");
         std::process::exit(1);
@@ -52,10 +60,12 @@ fn watch(
     partitions: i32,
     want: u64,
     timeout: Duration,
+    isolation: IsolationLevel,
 ) -> Result<(), Error> {
     let start = Instant::now();
     let config = FetcherConfig::new(ClientConfig::new(bootstrap))
         .auto_offset_reset(OffsetReset::Earliest)
+        .isolation_level(isolation)
         .fetch_max_wait(Duration::from_millis(100));
     let mut fetcher = Fetcher::connect(config, Duration::from_secs(30))?;
     fetcher.assign((0..partitions).map(|p| TopicPartition::new(topic, p)));

@@ -5,10 +5,15 @@
 #
 #   scripts/bench-wordcount.sh [--lines N] [--partitions P] [--reps R] [--baseline REV | --baseline-bin PATH]
 #                              [--baseline-first] [--no-java] [--java-stores LIST] [--threads2]
+#                              [--commit-ms MS] [--eos]
 #
 # --baseline-bin PATH runs an already built word_count binary as the baseline instead.
 # --threads2 also runs this checkout's instance with num.stream.threads=2 (impl "rust2") in each
 # rep, right after the 1-thread run.
+# --eos also runs this checkout's instance with processing.guarantee=exactly_once_v2 (impl
+# "rust-eos") in each rep, right after the at-least-once run, and every watcher then reads
+# read_committed (issue 24). --commit-ms MS sets every instance's commit interval (default 1000;
+# Java's exactly-once default is 100).
 # --baseline REV also runs the word_count example as built from commit REV (in a temporary git
 # worktree, its own target dir), in the same run, so a change's before/after is one comparison;
 # --baseline-first runs it before this checkout's in each rep (the second run meets a warmer
@@ -24,7 +29,7 @@
 # second between the first and the last output record, as seen by examples/word_count_watch.rs
 # (so JVM start, joining and topic creation are not counted). RSS = peak resident set of the
 # instance's process, sampled every 0.2 s, with its peak open fds, threads and established TCP
-# connections (from /proc and `ss`). Both commit every 1000 ms. Uses KSG_CLUSTER_ENV if
+# connections (from /proc and `ss`). All commit every --commit-ms (1000 ms). Uses KSG_CLUSTER_ENV if
 # set, else starts a broker (KSG_PORT_BASE, default 19792) and stops it at the end. Not part of
 # scripts/test.sh. Prints one line per run and a summary.
 set -euo pipefail
@@ -39,6 +44,8 @@ baseline_first=0
 java_stores=""
 threads2=0
 baseline_bin_given=""
+commit_ms=1000
+eos=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -50,7 +57,9 @@ while [ $# -gt 0 ]; do
     --java-stores) java_stores=$2; shift 2 ;;
     --threads2) threads2=1; shift ;;
     --baseline-bin) baseline_bin_given=$2; shift 2 ;;
-    *) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --commit-ms) commit_ms=$2; shift 2 ;;
+    --eos) eos=1; shift ;;
+    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 log() { printf '[bench-wordcount] %s\n' "$*" >&2; }
@@ -125,30 +134,32 @@ run_one() { # impl rep  (impl: rust, baseline, java or java-STORE[@HEAP])
   local out=$app-out
   topic "$out"
   rm -f "$work/ctl"; mkfifo "$work/ctl"
+  local rc=(); [ "$eos" = 1 ] && rc=(--read-committed)
   ./target/release/examples/word_count_watch --bootstrap-server "$bootstrap" --topic "$out" \
-    --partitions "$partitions" --records "$words" --timeout 900 > "$work/watch" &
+    --partitions "$partitions" --records "$words" --timeout 900 "${rc[@]}" > "$work/watch" &
   local watch=$!
   if [ "${impl%%-*}" != java ]; then
     local bin=./target/release/examples/word_count extra=()
     [ "$impl" = baseline ] && bin=$baseline_bin
     [ "$impl" = rust2 ] && extra=(--threads 2)
+    [ "$impl" = rust-eos ] && extra=(--processing-guarantee exactly_once_v2)
     # Like for like with the Java peer, which runs with its record cache off; an older
     # baseline binary has no cache and no such flag.
     # (--help exits 2, so its text is taken first: under pipefail the pipe would fail.)
     local usage; usage=$("$bin" --help 2>&1 || true)
     if grep -q -- --cache-max-bytes <<<"$usage"; then extra+=(--cache-max-bytes 0); fi
     "$bin" --bootstrap-server "$bootstrap" --application-id "$app" \
-      --input "$input" --output "$out" --partitions "$partitions" --commit-ms 1000 --quiet \
+      --input "$input" --output "$out" --partitions "$partitions" --commit-ms "$commit_ms" --quiet \
       --no-stdin-input "${extra[@]}" < "$work/ctl" > "$work/$impl.log" 2>&1 &
   elif [ "$impl" = java ]; then
     bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" --input "$input" \
-      --output "$out" --topology wordcount --commit-ms 1000 --log-file "$work/$impl-peer.log" \
+      --output "$out" --topology wordcount --commit-ms "$commit_ms" --log-file "$work/$impl-peer.log" \
       < "$work/ctl" > "$work/$impl.log" 2>&1 &
   else
     local variant=${impl#java-}; local store=${variant%%@*} heap=${KSG_PEER_HEAP:-256m}
     [ "$variant" != "$store" ] && heap=${variant#*@}
     KSG_PEER_HEAP=$heap bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" \
-      --input "$input" --output "$out" --topology wordcount --store "$store" --commit-ms 1000 \
+      --input "$input" --output "$out" --topology wordcount --store "$store" --commit-ms "$commit_ms" \
       --log-file "$work/$impl-peer.log" < "$work/ctl" > "$work/$impl.log" 2>&1 &
   fi
   pid=$!
@@ -165,10 +176,11 @@ run_one() { # impl rep  (impl: rust, baseline, java or java-STORE[@HEAP])
   echo "$impl rep=$rep words=$words words_per_s=${rate:-?} peak_rss_mb=$((rss / 1024)) peak_fds=$fds peak_threads=$thr peak_tcp=$tcp ($(cat "$work/watch"))"
 }
 
-echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partitions partitions; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partitions partitions; commit every $commit_ms ms; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$reps"); do
   if [ -n "$baseline" ] && [ "$baseline_first" = 1 ]; then run_one baseline "$rep"; fi
   run_one rust "$rep"
+  if [ "$eos" = 1 ]; then run_one rust-eos "$rep"; fi
   if [ "$threads2" = 1 ]; then run_one rust2 "$rep"; fi
   if [ -n "$baseline" ] && [ "$baseline_first" = 0 ]; then run_one baseline "$rep"; fi
   if [ "$java" = 1 ] && [ -z "$java_stores" ]; then run_one java "$rep"; fi

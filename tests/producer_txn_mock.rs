@@ -6,6 +6,9 @@
 //! * `CONCURRENT_TRANSACTIONS` at InitProducerId and EndTxn: retried until it passes.
 //! * `NOT_COORDINATOR` mid-commit: the coordinator moved to the other node; EndTxn is sent
 //!   again to the new one after a new FindCoordinator.
+//! * `NOT_COORDINATOR` and `CONCURRENT_TRANSACTIONS` at TxnOffsetCommit (the commit of a
+//!   Streams thread: offsets with the member id and epoch): retried, after a new lookup of
+//!   the group coordinator for the first; the offsets are committed once, with the records.
 //! * A request timeout after EndTxn was sent (the coordinator committed, the answer never
 //!   came): EndTxn is resent and recognised as a retry; every record is committed once.
 //!
@@ -24,7 +27,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use kafka_streams_group::producer::transaction::TxnState;
+use kafka_streams_group::producer::transaction::{GroupMetadata, TxnState};
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::protocol::api::add_partitions_to_txn::{
     AddPartitionsToTxnPartitionResult, AddPartitionsToTxnRequest, AddPartitionsToTxnResponse,
@@ -47,12 +50,17 @@ use kafka_streams_group::protocol::api::metadata::{
 use kafka_streams_group::protocol::api::produce::{
     PartitionProduceResponse, ProduceRequest, ProduceResponse, TopicProduceResponse,
 };
+use kafka_streams_group::protocol::api::txn_offset_commit::{
+    TxnOffsetCommitRequest, TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
+    TxnOffsetCommitResponseTopic,
+};
 use kafka_streams_group::protocol::frame::{
     decode_request_frame, encode_response_frame, FrameDecoder,
 };
 use kafka_streams_group::protocol::header::RequestHeader;
 use kafka_streams_group::protocol::records::BatchReader;
 use kafka_streams_group::protocol::{ApiMessage, BrokerErrorKind, Request};
+use kafka_streams_group::streams::commit::TopicPartition;
 use kafka_streams_group::ClientConfig;
 
 const PID: i64 = 1000;
@@ -74,6 +82,14 @@ struct State {
     /// Transaction version 2: EndTxn bumps the epoch and answers with it.
     v2: bool,
     coordinator: i32,
+    /// The group coordinator (FindCoordinator key type 0), which TxnOffsetCommit goes to.
+    group_coordinator: i32,
+    /// Offsets of the open transaction: (group, topic, partition) -> offset; moved to
+    /// `committed_offsets` by a committing EndTxn (counting a second commit of one).
+    pending_offsets: BTreeMap<(String, String, i32), i64>,
+    committed_offsets: BTreeMap<(String, String, i32), i64>,
+    /// (member id, member epoch) of every TxnOffsetCommit.
+    offset_members: Vec<(String, i32)>,
     /// Faults per API key, used first.
     faults: BTreeMap<i16, VecDeque<Fault>>,
     /// (node, api key, epoch in the request) of every transactional request.
@@ -250,6 +266,7 @@ fn answer(
                 (InitProducerIdRequest::API_KEY, 0, 5),
                 (EndTxnRequest::API_KEY, 0, 5),
                 (AddPartitionsToTxnRequest::API_KEY, 0, 3),
+                (TxnOffsetCommitRequest::API_KEY, 0, 5),
             ];
             let body = ApiVersionsResponse {
                 api_keys: keys
@@ -274,7 +291,10 @@ fn answer(
             let c = {
                 let mut st = lock(state);
                 st.find_coordinator_calls += 1;
-                st.coordinator
+                match req.key_type {
+                    0 => st.group_coordinator,
+                    _ => st.coordinator,
+                }
             };
             let addr = addrs[c as usize];
             let mut body = FindCoordinatorResponse {
@@ -354,6 +374,7 @@ fn answer(
             frame::<InitProducerIdRequest>(h.correlation_id, &body, h.api_version)
         }
         k if k == EndTxnRequest::API_KEY => end_txn(bytes, node, state),
+        k if k == TxnOffsetCommitRequest::API_KEY => txn_offset_commit(bytes, node, state),
         k if k == AddPartitionsToTxnRequest::API_KEY => {
             let (h, req) = decode_request_frame::<AddPartitionsToTxnRequest>(bytes).ok()?;
             let mut st = lock(state);
@@ -504,8 +525,14 @@ fn end_txn(bytes: &[u8], node: i32, state: &Mutex<State>) -> Option<Vec<u8>> {
         None if req.producer_epoch < st.epoch => BrokerErrorKind::ProducerFenced,
         None => {
             let records: i32 = std::mem::take(&mut st.open).values().sum();
+            let offsets = std::mem::take(&mut st.pending_offsets);
             if req.committed {
                 st.committed += records;
+                for (k, o) in offsets {
+                    if st.committed_offsets.insert(k, o) == Some(o) {
+                        st.duplicates += 1;
+                    }
+                }
             }
             st.ended = Some((req.producer_epoch, req.committed));
             if v2 {
@@ -524,6 +551,65 @@ fn end_txn(bytes: &[u8], node: i32, state: &Mutex<State>) -> Option<Vec<u8>> {
         ..Default::default()
     };
     frame::<EndTxnRequest>(h.correlation_id, &body, h.api_version)
+}
+
+/// TxnOffsetCommit, answered by the group coordinator only: the offsets join the open
+/// transaction (made visible by its committing EndTxn).
+fn txn_offset_commit(bytes: &[u8], node: i32, state: &Mutex<State>) -> Option<Vec<u8>> {
+    let (h, req) = decode_request_frame::<TxnOffsetCommitRequest>(bytes).ok()?;
+    let mut st = lock(state);
+    st.log
+        .push((node, TxnOffsetCommitRequest::API_KEY, req.producer_epoch));
+    let next = match node == st.group_coordinator {
+        true => st
+            .faults
+            .get_mut(&TxnOffsetCommitRequest::API_KEY)
+            .and_then(VecDeque::pop_front),
+        false => Some(Fault::Error(BrokerErrorKind::NotCoordinator)),
+    };
+    let fault = match next {
+        Some(Fault::Error(k)) => Some(k),
+        Some(Fault::MoveCoordinator(to)) => {
+            st.group_coordinator = to;
+            Some(BrokerErrorKind::NotCoordinator)
+        }
+        Some(Fault::ApplySilently) | None => None,
+    };
+    let error = match fault {
+        Some(k) => k,
+        None if req.producer_epoch < st.epoch => BrokerErrorKind::InvalidProducerEpoch,
+        None => {
+            st.offset_members
+                .push((req.member_id.clone(), req.generation_id_or_member_epoch));
+            for t in &req.topics {
+                for p in &t.partitions {
+                    let key = (req.group_id.clone(), t.name.clone(), p.partition_index);
+                    st.pending_offsets.insert(key, p.committed_offset);
+                }
+            }
+            BrokerErrorKind::None
+        }
+    };
+    let body = TxnOffsetCommitResponse {
+        topics: req
+            .topics
+            .iter()
+            .map(|t| TxnOffsetCommitResponseTopic {
+                name: t.name.clone(),
+                partitions: t
+                    .partitions
+                    .iter()
+                    .map(|p| TxnOffsetCommitResponsePartition {
+                        partition_index: p.partition_index,
+                        error_code: error.code(),
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    frame::<TxnOffsetCommitRequest>(h.correlation_id, &body, h.api_version)
 }
 
 fn send(p: &mut Producer, n: usize) {
@@ -634,6 +720,55 @@ fn not_coordinator_mid_commit_sends_end_txn_to_the_new_coordinator() {
     p.commit_transaction().expect("second commit");
     assert_eq!(mock.end_txns().last().map(|(n, _)| *n), Some(1));
     assert_eq!(mock.state().committed, 6);
+}
+
+/// A Streams thread's commit (records, then the input offsets with the member id and epoch,
+/// then EndTxn) whose TxnOffsetCommit meets CONCURRENT_TRANSACTIONS, then NOT_COORDINATOR
+/// (the group coordinator moved to node 1): retried, the second time after a new
+/// FindCoordinator for the group, at node 1; the transaction coordinator did not move, so
+/// EndTxn still goes to node 0. The records and the offsets are committed once, together.
+#[test]
+fn txn_offset_commit_retries_and_follows_the_group_coordinator() {
+    let mock = Mock::start(true);
+    let mut p = mock.producer();
+    p.init_transactions().expect("init");
+    p.begin_transaction().unwrap();
+    send(&mut p, 4);
+    mock.fault(
+        TxnOffsetCommitRequest::API_KEY,
+        [
+            Fault::Error(BrokerErrorKind::ConcurrentTransactions),
+            Fault::MoveCoordinator(1),
+        ],
+    );
+    let lookups = mock.state().find_coordinator_calls;
+    let group = GroupMetadata {
+        member_id: "m-1".into(),
+        member_epoch: 7,
+        ..GroupMetadata::new("app")
+    };
+    let offsets = BTreeMap::from([(TopicPartition::new("in", 0), 4)]);
+    p.send_offsets_to_transaction(&offsets, &group)
+        .expect("offsets in the transaction");
+    p.commit_transaction().expect("commit");
+    let st = mock.state();
+    let sent: Vec<i32> = st
+        .log
+        .iter()
+        .filter(|(_, k, _)| *k == TxnOffsetCommitRequest::API_KEY)
+        .map(|(n, _, _)| *n)
+        .collect();
+    assert_eq!(sent, [0, 0, 1], "retried, then at the new coordinator");
+    assert!(st.find_coordinator_calls > lookups, "looked up again");
+    assert_eq!(st.offset_members, [("m-1".to_string(), 7)]);
+    let key = ("app".to_string(), "in".to_string(), 0);
+    assert_eq!(st.committed_offsets, BTreeMap::from([(key, 4)]));
+    assert_eq!((st.committed, st.duplicates), (4, 0));
+    drop(st);
+    assert_eq!(
+        mock.end_txns().iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        [0]
+    );
 }
 
 /// The coordinator commits but its EndTxn answer never comes (request timeout 500 ms):

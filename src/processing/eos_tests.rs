@@ -216,3 +216,139 @@ fn a_revive_refused_waits_for_the_next_assignment() {
     assert_eq!(outputs(&h, "a"), [1, 2]);
     assert_eq!(h.shared.committed(&input(0)), Some(2));
 }
+
+/// A commit refused because this producer's epoch is stale (PRODUCER_FENCED or
+/// INVALID_PRODUCER_EPOCH at EndTxn, INVALID_PRODUCER_ID_MAPPING): Java's `StreamsProducer`
+/// throws `TaskMigratedException`, the task manager closes every task dirty and the thread
+/// producer is re-initialised. Each count is committed once, none skipped.
+#[test]
+fn a_stale_producer_epoch_at_commit_aborts_with_a_new_producer() {
+    for (class, kind) in [
+        (TxnErrorClass::Fenced, BrokerErrorKind::ProducerFenced),
+        (TxnErrorClass::Fenced, BrokerErrorKind::InvalidProducerEpoch),
+        (TxnErrorClass::Fatal, BrokerErrorKind::InvalidProducerEpoch),
+        (
+            TxnErrorClass::Fatal,
+            BrokerErrorKind::InvalidProducerIdMapping,
+        ),
+    ] {
+        let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+        append(&h, 0, "a", 2);
+        h.assign(&[(0, ACTIVE)]);
+        h.step();
+        h.shared.lock().fail_commit = Some((class, kind));
+        tick(&h);
+        h.step();
+        let events = h.shared.events();
+        assert!(
+            h.shared.position("txn reset").is_some(),
+            "{kind:?}: {events:?}"
+        );
+        assert_eq!(h.shared.position("txn commit ("), None, "{kind:?}");
+        assert_eq!(h.shared.committed(&input(0)), None, "{kind:?}");
+        assert_eq!(count(&h, 0, "a"), None, "{kind:?}: the dirty store wiped");
+        h.step();
+        tick(&h);
+        h.step();
+        assert_eq!(outputs(&h, "a"), [1, 2], "{kind:?}: each count once");
+        assert_eq!(h.shared.committed(&input(0)), Some(2), "{kind:?}");
+    }
+}
+
+/// INVALID_PRODUCER_EPOCH on a Produce of the open transaction (a newer producer with the
+/// same transactional id took over, or the coordinator aborted the transaction and bumped
+/// the epoch): seen when the batches are sent, before any commit. The transaction is
+/// aborted with a new producer, the task revived from its committed state: the counts go
+/// on from the last committed value, and the records of the failed transaction are counted
+/// once, in the next one.
+#[test]
+fn invalid_producer_epoch_on_a_batch_aborts_and_revives_the_tasks() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 2);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2]);
+    append(&h, 0, "a", 2);
+    h.shared.lock().fail_batch = Some(BrokerErrorKind::InvalidProducerEpoch);
+    h.step();
+    let events = h.shared.events();
+    let failed = h
+        .shared
+        .position("txn batch failed")
+        .expect("the batch failed");
+    let reset = h.shared.position("txn reset (").expect("a new producer");
+    assert!(failed < reset, "{events:?}");
+    assert_eq!(
+        count(&h, 0, "a"),
+        Some(2),
+        "restored from the committed changelog"
+    );
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2, 3, 4], "no count twice, none lost");
+    assert_eq!(h.shared.committed(&input(0)), Some(4));
+}
+
+/// EndTxn was sent but its answer never came (the producer's `max.block.ms` passed: also
+/// what CONCURRENT_TRANSACTIONS or NOT_COORDINATOR retried past the deadline become), and
+/// the coordinator had committed. Java's `TaskExecutor` takes the timeout as
+/// `TaskCorruptedException`: the tasks are closed dirty and revived from committed state. A
+/// new producer epoch (which waits for the pending transaction to complete) makes the
+/// outcome certain; the revived task reads the committed offsets and changelog, so it
+/// neither counts the committed records again nor loses them.
+#[test]
+fn a_commit_timeout_after_the_coordinator_committed_duplicates_nothing() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 3);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    h.shared.lock().commit_timeout = Some(true);
+    tick(&h);
+    h.step();
+    let events = h.shared.events();
+    let lost = h
+        .shared
+        .position("txn commit timed out (committed")
+        .expect("committed, answer lost");
+    let reset = h.shared.position("txn reset (").expect("a new producer");
+    assert!(lost < reset, "{events:?}");
+    assert_eq!(outputs(&h, "a"), [1, 2, 3]);
+    assert_eq!(h.shared.committed(&input(0)), Some(3));
+    assert_eq!(count(&h, 0, "a"), Some(3), "restored from the changelog");
+    append(&h, 0, "a", 1);
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2, 3, 4], "nothing counted twice");
+    assert_eq!(h.shared.committed(&input(0)), Some(4));
+}
+
+/// The same timeout when the coordinator had not committed (the EndTxn never arrived): the
+/// new producer epoch aborts the transaction, the revived task processes its records again,
+/// and each count becomes visible once.
+#[test]
+fn a_commit_timeout_before_the_coordinator_committed_loses_nothing() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 3);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    h.shared.lock().commit_timeout = Some(false);
+    tick(&h);
+    h.step();
+    assert!(
+        h.shared.position("txn reset (4 records dropped)").is_some(),
+        "{:?}",
+        h.shared.events()
+    );
+    assert!(outputs(&h, "a").is_empty());
+    assert_eq!(h.shared.committed(&input(0)), None);
+    assert_eq!(count(&h, 0, "a"), None, "the dirty store wiped");
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2, 3], "each count once, none lost");
+    assert_eq!(h.shared.committed(&input(0)), Some(3));
+}

@@ -53,6 +53,12 @@ pub(crate) struct Cluster {
     pub now: Option<Instant>,
     /// Exactly-once: the next transaction commit fails with this answer.
     pub fail_commit: Option<(TxnErrorClass, BrokerErrorKind)>,
+    /// Exactly-once: the next transaction commit times out (EndTxn was sent, its answer
+    /// never came); `true` if the coordinator committed the transaction all the same.
+    pub commit_timeout: Option<bool>,
+    /// Exactly-once: the next `send_ready` fails with this broker answer to a batch of the
+    /// open transaction (e.g. INVALID_PRODUCER_EPOCH on a Produce).
+    pub fail_batch: Option<BrokerErrorKind>,
     /// Offset fetches are refused (the member was fenced: its tasks are not assigned).
     pub refuse_fetch: bool,
 }
@@ -401,7 +407,18 @@ impl ProducePort for FakeProducer {
     }
 
     fn send_ready(&mut self, _deadline: Instant) -> Result<(), Error> {
-        Ok(())
+        let fail = self.shared.lock().fail_batch.take();
+        match fail {
+            Some(kind) if self.open => {
+                self.shared.event(format!("txn batch failed {kind:?}"));
+                Err(Error::broker(
+                    kind.code(),
+                    None,
+                    crate::error::BrokerErrorContext::api("Produce"),
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn flush(&mut self, _deadline: Instant) -> Result<(), Error> {
@@ -442,11 +459,22 @@ impl TransactionPort for FakeProducer {
             self.shared.event(format!("txn commit failed {kind:?}"));
             return Err(TxnError::new(class, "EndTxn", kind).into());
         }
+        let timeout = self.shared.lock().commit_timeout.take();
+        if timeout == Some(false) {
+            self.shared.event("txn commit timed out (not committed)");
+            return Err(TransactionError::Other(txn_timeout()));
+        }
         let n = self.queued.len();
         self.deliver();
         let mut c = self.shared.lock();
         for (tp, o) in offsets {
             c.committed.insert(tp.clone(), CommitOffset::new(*o));
+        }
+        if timeout == Some(true) {
+            // Committed at the coordinator; the producer does not know it.
+            c.events
+                .push(format!("txn commit timed out (committed, {n} records)"));
+            return Err(TransactionError::Other(txn_timeout()));
         }
         c.events.push(format!("txn commit ({n} records)"));
         self.open = false;
@@ -470,6 +498,13 @@ impl TransactionPort for FakeProducer {
         self.shared
             .event(format!("txn reset ({n} records dropped)"));
         Ok(())
+    }
+}
+
+fn txn_timeout() -> Error {
+    Error::Timeout {
+        operation: "commit_transaction".into(),
+        limit: Duration::from_secs(60),
     }
 }
 
