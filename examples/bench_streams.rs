@@ -112,6 +112,8 @@ impl log::Log for EpochLogger {
         m.level() <= log::Level::Warn
             || m.target()
                 .starts_with("kafka_streams_group::processing::changelog")
+            // The restore loop moved to state::restore; without it item 2 read no restore lines.
+            || m.target().starts_with("kafka_streams_group::state::restore")
     }
 
     fn log(&self, r: &log::Record<'_>) {

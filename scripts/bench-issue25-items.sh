@@ -66,8 +66,11 @@ EOF
 # Each instance a fresh application on the same pre-loaded input, launched with the clock
 # running: RUNNING and the first count update are read off its events, completion off the
 # output (bench_streams watch-final: the last counts add up to every word), then it closes and
-# its changelog's end offsets are the records it wrote. Java: default RocksDB store and the
-# default record cache (statestore.cache.max.bytes 10 MiB); Rust: no cache (none exists).
+# its changelog's end offsets are the records it wrote. All three with the record cache on at
+# Kafka Streams' default size (statestore.cache.max.bytes 10 MiB): Rust (bench_streams run:
+# ProcessingConfig's default), Java with the in-memory store, caching enabled (--store
+# memory-cached; the peer sets the cache to 0 unless told, so it is passed), and Java's default
+# RocksDB store (count(), caching enabled) with the same cache size.
 item_running() {
   local in=bench25-in-$$ kind
   topic "$in" "$partitions"
@@ -75,7 +78,7 @@ item_running() {
   bash scripts/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" \
     --topic "$in" --producer-property linger.ms=50 < "$work/input.txt" >/dev/null
   echo "# $lines lines, $words words, $partitions partitions; commit 1000 ms"
-  for kind in rust java-rocksdb-cache; do
+  for kind in rust java-memory-cache java-rocksdb-cache; do
     local app=bench25-run-$kind-$$ name=run-$kind
     topic "$app-out" "$partitions"
     "$bin/bench_streams" watch-final --bootstrap-server "$bootstrap" --topic "$app-out" \
@@ -85,6 +88,8 @@ item_running() {
     local t0; t0=$(ms_now)
     if [ "$kind" = rust ]; then
       launch "$name" rust "$app" "$in" "$app-out"
+    elif [ "$kind" = java-memory-cache ]; then
+      launch "$name" java-memory-cached "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760
     else
       launch "$name" java-rocksdb "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760
     fi

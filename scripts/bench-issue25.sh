@@ -15,8 +15,10 @@
 #      the other on the same changelog (same application id).
 #   3  time to RUNNING and to the first count update, from process launch (JVM start included),
 #      each instance a fresh application on the same pre-loaded input; and in the same runs
-#   4  changelog records per input line / word, Java with its default record cache
-#      (statestore.cache.max.bytes 10 MiB, RocksDB) against Rust (no cache), commit 1000 ms.
+#   4  changelog records per input line / word, all with the record cache on at the default
+#      statestore.cache.max.bytes (10 MiB), commit 1000 ms: Rust, Java in-memory (caching
+#      enabled: --store memory-cached) and Java RocksDB (item 1 runs both sides with the cache
+#      off instead, so that every word is one output record to count).
 #   5  perf profile of the Rust instance's processing of the input (flame graph + top costs);
 #      --profile-lines N profiles an input of N lines instead (more samples).
 #
@@ -159,5 +161,6 @@ source "$repo/scripts/bench-issue25-items.sh"
 if want 2; then item_restore | tee "$out/issue25-restore.txt"; fi
 if want 3 || want 4; then item_running | tee "$out/issue25-running.txt"; fi
 if want 5; then item_profile | tee "$out/issue25-profile.txt"; fi
+echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg) ($(date -u +%H:%MZ))" >> "$out/issue25-machine.txt"
 python3 benches/support/issue25_report.py "$out" > "$out/issue25-summary.md"
 cat "$out/issue25-summary.md"

@@ -125,7 +125,7 @@ def item5():
 def main():
     machine = os.path.join(DIR, "issue25-machine.txt")
     if os.path.exists(machine):
-        print(open(machine).read().strip().lstrip("# ") + "\n")
+        print("; ".join(l.lstrip("# ") for l in open(machine).read().strip().splitlines()) + "\n")
     item1()
     item2()
     item34()

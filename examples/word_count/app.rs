@@ -11,7 +11,8 @@
 //! `<app>-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition`; subtopology `1` counts into
 //! the timestamped store `KSTREAM-AGGREGATE-STATE-STORE-0000000003` (changelog
 //! `<app>-KSTREAM-AGGREGATE-STATE-STORE-0000000003-changelog`) and writes `(word, count)` to
-//! the output, the count as a big-endian `Long`. No record cache: every update is sent.
+//! the output, the count as a big-endian `Long`. Every update is sent to the output; the store's
+//! changelog goes through the record cache (`statestore.cache.max.bytes`, on by default).
 //!
 //! This is application code written against the library's public API only, as a user's would
 //! be: `main.rs` runs it from the command line, and the live tests (`tests/live_word_count.rs`,

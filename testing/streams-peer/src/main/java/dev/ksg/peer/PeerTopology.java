@@ -66,7 +66,9 @@ final class PeerTopology {
      * <p>{@code store} picks the count store (issue 25's like-for-like benchmark): {@code rocksdb}
      * is the demo's own {@code count()} (the default, timestamped RocksDB store); {@code memory} is
      * {@code Stores.inMemoryKeyValueStore} with caching disabled, named as {@code count()} names
-     * its store, so the repartition and changelog topics are the same in both. {@code benchEvents}
+     * its store, so the repartition and changelog topics are the same in both; {@code memory-cached}
+     * is the same store with caching enabled (Materialized's default), for changelog counts with
+     * the record cache on (with {@code statestore.cache.max.bytes} set: the peer sets 0). {@code benchEvents}
      * adds a {@code peek} after the count that emits {@code bench first-record <epoch ms>} once
      * (the first count update this instance makes); it adds a processor, no topic.
      */
@@ -83,6 +85,11 @@ final class PeerTopology {
                 .withKeySerde(Serdes.String())
                 .withValueSerde(Serdes.Long())
                 .withCachingDisabled());
+        } else if (store.equals("memory-cached")) {
+            counts = grouped.count(Materialized.<String, Long>as(Stores.inMemoryKeyValueStore(WORDCOUNT_STORE))
+                .withKeySerde(Serdes.String())
+                .withValueSerde(Serdes.Long())
+                .withCachingEnabled());
         } else {
             counts = grouped.count();
         }

@@ -454,8 +454,10 @@ public final class StreamsPeer {
             "  --output TOPIC        output topic (default streams-peer-output)",
             "  --topology NAME       count (default), join: stream(input).join(table(--table)) -> output,",
             "                        or wordcount: WordCountDemo's topology (split, groupBy word, count)",
-            "  --store KIND          wordcount's count store: rocksdb (default, the demo's) or memory",
-            "                        (Stores.inMemoryKeyValueStore, caching disabled)",
+            "  --store KIND          wordcount's count store: rocksdb (default, the demo's), memory",
+            "                        (Stores.inMemoryKeyValueStore, caching disabled) or memory-cached",
+            "                        (the same with caching enabled: Materialized's default; the cache",
+            "                        still needs --config statestore.cache.max.bytes=N, 0 here by default)",
             "  --bench-events        also print 'bench <event> <epoch ms>' lines: state changes, the first",
             "                        count update (wordcount), restore start/end per changelog partition",
             "  --table TOPIC         the KTable topic of --topology join (default customers)",
@@ -534,8 +536,8 @@ public final class StreamsPeer {
             if (!o.topology.equals("count") && !o.topology.equals("join") && !o.topology.equals("wordcount")) {
                 throw new IllegalArgumentException("--topology is count, join or wordcount, not " + o.topology);
             }
-            if (!o.store.equals("rocksdb") && !o.store.equals("memory")) {
-                throw new IllegalArgumentException("--store is rocksdb or memory, not " + o.store);
+            if (!o.store.equals("rocksdb") && !o.store.equals("memory") && !o.store.equals("memory-cached")) {
+                throw new IllegalArgumentException("--store is rocksdb, memory or memory-cached, not " + o.store);
             }
             if (!o.printTopology && (o.bootstrap == null || o.bootstrap.isEmpty())) {
                 throw new IllegalArgumentException("--bootstrap is required");
