@@ -466,6 +466,7 @@ public final class StreamsPeer {
             "  --threads N           num.stream.threads (default 1)",
             "  --state-dir DIR       state.dir (default: a fresh temp dir, deleted on close)",
             "  --commit-ms MS        commit.interval.ms (default 100)",
+            "  --processing-guarantee G  processing.guarantee: at_least_once (default) or exactly_once_v2",
             "  --poison VALUE        input value that triggers SHUTDOWN_APPLICATION (default __poison__)",
             "  --config K=V          any other Streams/client config (repeatable; last wins)",
             "  --log-file FILE       log file (default STATE_DIR/peer.log; --print-topology logs to stderr)",
@@ -487,6 +488,7 @@ public final class StreamsPeer {
         int threads = 1;
         String stateDir;
         long commitMs = 100;
+        String processingGuarantee = StreamsConfig.AT_LEAST_ONCE;
         String poison = "__poison__";
         final Map<String, String> configs = new LinkedHashMap<>();
         String logFile;
@@ -520,6 +522,7 @@ public final class StreamsPeer {
                     case "--threads": o.threads = Integer.parseInt(v); break;
                     case "--state-dir": o.stateDir = v; break;
                     case "--commit-ms": o.commitMs = Long.parseLong(v); break;
+                    case "--processing-guarantee": o.processingGuarantee = v; break;
                     case "--poison": o.poison = v; break;
                     case "--config": putKv(o.configs, a, v); break;
                     case "--log-file": o.logFile = v; break;
@@ -538,6 +541,11 @@ public final class StreamsPeer {
             }
             if (!o.store.equals("rocksdb") && !o.store.equals("memory") && !o.store.equals("memory-cached")) {
                 throw new IllegalArgumentException("--store is rocksdb, memory or memory-cached, not " + o.store);
+            }
+            if (!o.processingGuarantee.equals(StreamsConfig.AT_LEAST_ONCE)
+                && !o.processingGuarantee.equals(StreamsConfig.EXACTLY_ONCE_V2)) {
+                throw new IllegalArgumentException("--processing-guarantee is at_least_once or exactly_once_v2, not "
+                    + o.processingGuarantee);
             }
             if (!o.printTopology && (o.bootstrap == null || o.bootstrap.isEmpty())) {
                 throw new IllegalArgumentException("--bootstrap is required");
@@ -567,7 +575,9 @@ public final class StreamsPeer {
             p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
             p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
             p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitMs);
-            p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+            // exactly_once_v2: Streams then reads read_committed and gives each stream thread one
+            // transactional producer (transactional.id <application.id>-<processId>-<thread index>).
+            p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, processingGuarantee);
             // No record cache: every count update reaches the output topic at the next commit.
             p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0L);
             if (topology.equals("wordcount")) {
