@@ -51,6 +51,9 @@ pub(crate) trait GroupPort {
     fn release_revoked(&mut self) -> Result<(), Error>;
     /// Reports the assigned tasks owned.
     fn acknowledge_assigned(&mut self) -> Result<(), Error>;
+    /// Leaves `task` out of the reconciliation in progress: it is not acknowledged (the
+    /// group moved it away while it was starting).
+    fn skip_assigned(&mut self, task: &StreamsTaskId);
     /// The role `task` is owned in now.
     fn role_of(&self, task: &StreamsTaskId) -> Option<StreamsTaskRole>;
     /// The input partitions of `task`.
@@ -225,6 +228,12 @@ impl GroupPort for HandleGroup {
         handle.acknowledge_assigned(tasks, step)?;
         self.step = None;
         Ok(())
+    }
+
+    fn skip_assigned(&mut self, task: &StreamsTaskId) {
+        if let Some(step) = self.step.as_mut() {
+            step.skip_assigned(task);
+        }
     }
 
     fn role_of(&self, task: &StreamsTaskId) -> Option<StreamsTaskRole> {

@@ -320,15 +320,43 @@ impl TaskManager {
     ) -> Result<(), Error> {
         self.migrated = None;
         let mut starting = Vec::new();
+        let mut skipped = BTreeSet::new();
         for (task, role) in start {
-            let stores = s.state.stores_for(task, carried.remove(task), now);
             if *role != StreamsTaskRole::Active {
+                let stores = s.state.stores_for(task, carried.remove(task), now);
                 s.state.add_standby(task, stores);
                 log::info!("task {task} ({role:?}) assigned");
                 continue;
             }
             let partitions = s.group.task_partitions(task);
-            let (times, positions) = committed_positions(s.group, task, &partitions)?;
+            let (times, positions) = match committed_positions(s.group, task, &partitions)? {
+                Committed::Positions(times, positions) => (times, positions),
+                Committed::NotHeld(why) if acknowledge => {
+                    // The heartbeat thread took a newer target while this one was being
+                    // reconciled, and it no longer holds the task (or the member was
+                    // fenced): the broker may already have handed the task to another
+                    // member. Starting it would process it twice; it is left out of the
+                    // acknowledgement instead, and the next reconciliation plans from the
+                    // owned tasks without it.
+                    log::warn!(
+                        "task {task} (Active) not started: {why}; the group moved it while it \
+                         was being assigned, the next reconciliation follows the new target"
+                    );
+                    s.group.skip_assigned(task);
+                    if let Some(stores) = carried.remove(task) {
+                        s.state.retain(task, stores, now);
+                    }
+                    skipped.insert(task.clone());
+                    continue;
+                }
+                Committed::NotHeld(why) => {
+                    return Err(Error::Protocol {
+                        broker: None,
+                        message: format!("cannot read the committed offsets of task {task}: {why}"),
+                    })
+                }
+            };
+            let stores = s.state.stores_for(task, carried.remove(task), now);
             log::info!("task {task} (Active) assigned, resuming at {positions:?}");
             let processor = (self.factory)(task)?;
             let group = PartitionGroup::new(partitions.iter().cloned(), &times);
@@ -343,7 +371,7 @@ impl TaskManager {
         }
         if acknowledge {
             s.group.acknowledge_assigned()?;
-            s.state.after_assignment(!start.is_empty(), now);
+            s.state.after_assignment(start.len() > skipped.len(), now);
         }
         for (task, _, _) in &starting {
             if let Some(t) = self.active.get_mut(task) {
@@ -540,16 +568,33 @@ impl TaskManager {
     }
 }
 
+/// What the committed offsets of a task starting here say.
+enum Committed {
+    /// Partition times and positions (partitions with nothing committed are absent).
+    Positions(BTreeMap<TopicPartition, i64>, BTreeMap<TopicPartition, i64>),
+    /// The member does not hold the task now (no longer in its target, or fenced); why.
+    NotHeld(String),
+}
+
 /// Partition times and positions of `task` from its committed offsets.
-#[allow(clippy::type_complexity)]
 fn committed_positions(
     group: &mut dyn GroupPort,
     task: &StreamsTaskId,
     partitions: &[TopicPartition],
-) -> Result<(BTreeMap<TopicPartition, i64>, BTreeMap<TopicPartition, i64>), Error> {
+) -> Result<Committed, Error> {
     let set: BTreeSet<TopicPartition> = partitions.iter().cloned().collect();
     let committed = match group.fetch_committed(&set)? {
         OffsetFetchOutcome::Fetched(c) => c,
+        OffsetFetchOutcome::NotAssigned { partitions } => {
+            return Ok(Committed::NotHeld(format!(
+                "its partitions {partitions:?} are not assigned to this member any more"
+            )))
+        }
+        OffsetFetchOutcome::MemberFenced { error } => {
+            return Ok(Committed::NotHeld(format!(
+                "the member was fenced ({error})"
+            )))
+        }
         OffsetFetchOutcome::PartitionErrors { fetched, failed } => {
             return Err(Error::Protocol {
                 broker: None,
@@ -557,12 +602,6 @@ fn committed_positions(
                     "cannot read the committed offsets of task {task}: {failed:?} \
                      (fetched {fetched:?})"
                 ),
-            })
-        }
-        other => {
-            return Err(Error::Protocol {
-                broker: None,
-                message: format!("cannot read the committed offsets of task {task}: {other:?}"),
             })
         }
     };
@@ -574,5 +613,5 @@ fn committed_positions(
             positions.insert(tp.clone(), c.offset);
         }
     }
-    Ok((times, positions))
+    Ok(Committed::Positions(times, positions))
 }

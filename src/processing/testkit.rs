@@ -61,6 +61,10 @@ pub(crate) struct Cluster {
     pub fail_batch: Option<BrokerErrorKind>,
     /// Offset fetches are refused (the member was fenced: its tasks are not assigned).
     pub refuse_fetch: bool,
+    /// The group's target moves to these tasks while the next offset fetch is under way
+    /// (the heartbeat thread took a new assignment meanwhile); the fetch then refuses, as
+    /// the session does, partitions of tasks neither owned nor in the new target.
+    pub retarget_on_fetch: Option<Vec<(i32, StreamsTaskRole)>>,
 }
 
 /// A handle on the fake cluster.
@@ -181,6 +185,13 @@ impl GroupPort for FakeGroup {
         Ok(())
     }
 
+    fn skip_assigned(&mut self, task: &StreamsTaskId) {
+        if let Some(plan) = self.pending.as_mut() {
+            plan.assigned.retain(|(t, _)| t != task);
+        }
+        self.shared.event(format!("skip {task}"));
+    }
+
     fn role_of(&self, task: &StreamsTaskId) -> Option<StreamsTaskRole> {
         self.owned.get(task).copied()
     }
@@ -193,10 +204,30 @@ impl GroupPort for FakeGroup {
         &mut self,
         partitions: &BTreeSet<TopicPartition>,
     ) -> Result<OffsetFetchOutcome, Error> {
+        let retarget = self.shared.lock().retarget_on_fetch.take();
+        if let Some(tasks) = retarget {
+            self.target = tasks.iter().map(|(p, r)| (task(*p), *r)).collect();
+            self.news.push_back(GroupNews {
+                changed: true,
+                group_ready: Some(true),
+                shutdown_requested: false,
+            });
+        }
+        let held = |p: i32| self.owned.contains_key(&task(p)) || self.target.contains_key(&task(p));
+        let not_assigned: Vec<TopicPartition> = partitions
+            .iter()
+            .filter(|tp| !held(tp.partition))
+            .cloned()
+            .collect();
         let c = self.shared.lock();
         if c.refuse_fetch {
             return Ok(OffsetFetchOutcome::NotAssigned {
                 partitions: partitions.iter().cloned().collect(),
+            });
+        }
+        if !not_assigned.is_empty() {
+            return Ok(OffsetFetchOutcome::NotAssigned {
+                partitions: not_assigned,
             });
         }
         let fetched = partitions

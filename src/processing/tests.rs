@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::streams::{StreamsTaskPlan, StreamsTaskRole};
 
 use super::lifecycle::{LocalTask, RuntimeState};
+use super::ports::GroupPort;
 use super::task_manager::decide;
 use super::testkit::*;
 
@@ -68,6 +69,41 @@ fn lost_tasks_are_dropped_without_a_commit() {
     // Task 1 was lost and given back: it starts again from its (missing) commit.
     assert!(h.thread.tasks.active.contains_key(&task(1)));
     assert!(!h.thread.tasks.active.contains_key(&task(0)));
+}
+
+/// The group moves a task away while this member is starting it (the heartbeat thread took a
+/// newer target between the plan and the task's offset fetch, which then answers "not
+/// assigned"): the task is left out, never acknowledged, and the runtime goes on; the other
+/// tasks of the plan start. Given back later, it starts from its committed offsets.
+#[test]
+fn a_task_moved_away_while_starting_is_skipped_not_fatal() {
+    let mut h = Harness::new(HOUR);
+    h.shared.append(&input(0), "a", Some(b"x"), 1);
+    h.shared.append(&input(1), "b", Some(b"x"), 1);
+    h.assign(&[(0, ACTIVE), (1, ACTIVE)]);
+    h.shared.lock().retarget_on_fetch = Some(vec![(1, ACTIVE)]);
+    h.step();
+    assert!(!h.thread.tasks.active.contains_key(&task(0)), "not started");
+    assert!(h.thread.tasks.active.contains_key(&task(1)));
+    assert_eq!(h.thread.group.role_of(&task(0)), None, "never acknowledged");
+    let skip = h.shared.position("skip 0_0").expect("skipped");
+    let ack = h.shared.position("acknowledged").expect("acknowledged");
+    assert!(skip < ack, "{:?}", h.shared.events());
+    assert_eq!(h.thread.tasks.processed, 1, "only task 1's record");
+    // The newer target (task 1 only) needs no revocation of task 0.
+    h.step();
+    assert!(
+        !h.shared
+            .events()
+            .iter()
+            .any(|e| e.starts_with("release 0_0")),
+        "{:?}",
+        h.shared.events()
+    );
+    h.assign(&[(0, ACTIVE), (1, ACTIVE)]);
+    h.step();
+    assert!(h.thread.tasks.active.contains_key(&task(0)));
+    assert_eq!(h.thread.tasks.processed, 2, "task 0's record, once");
 }
 
 /// An active task's stores are restored from their changelogs before its first record is

@@ -82,6 +82,19 @@ impl StreamsReconciliation {
     pub fn rebalance_deadline(&self) -> Instant {
         self.started + self.rebalance_timeout
     }
+
+    /// Leaves `task` out of the tasks this step starts: it is not acknowledged, so the member
+    /// never reports owning it. For a task the group moved away while the application was
+    /// starting it: [`fetch_committed_offsets`](StreamsGroupSessionHandle::fetch_committed_offsets)
+    /// answers [`NotAssigned`](crate::streams::commit::OffsetFetchOutcome::NotAssigned) for
+    /// its partitions (the newest target no longer holds it, and the broker may already have
+    /// handed it to another member). The next reconciliation plans from the owned tasks
+    /// without it. Returns whether the plan assigned `task`.
+    pub fn skip_assigned(&mut self, task: &crate::streams::StreamsTaskId) -> bool {
+        let before = self.plan.assigned.len();
+        self.plan.assigned.retain(|(t, _)| t != task);
+        self.plan.assigned.len() != before
+    }
 }
 
 /// Where the member's state lives: the heartbeat thread's shared snapshot, or the session.
@@ -487,6 +500,28 @@ mod tests {
         );
         acknowledge(&mut m, &mut rt, &step).unwrap();
         assert_eq!(m.reports.last(), Some(&active(&[1, 2])));
+    }
+
+    #[test]
+    fn a_skipped_task_is_not_acknowledged_and_the_next_plan_ignores_it() {
+        let mut m = Fake {
+            target: active(&[0, 1]),
+            lost: 0,
+            reports: Vec::new(),
+            timeout: Duration::from_secs(60),
+        };
+        let mut rt = StreamsTaskRuntime::new();
+        let mut step = begin(&m, &mut rt).unwrap();
+        // The target moves task 0 away while the application starts the plan's tasks.
+        m.target = active(&[1]);
+        assert!(step.skip_assigned(&StreamsTaskId::new("0", 0)));
+        assert!(
+            !step.skip_assigned(&StreamsTaskId::new("0", 7)),
+            "not planned"
+        );
+        acknowledge(&mut m, &mut rt, &step).unwrap();
+        assert_eq!(m.reports.last(), Some(&active(&[1])));
+        assert!(begin(&m, &mut rt).unwrap().plan().is_empty());
     }
 
     #[test]
