@@ -370,6 +370,9 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
         eprintln!("{}: every region found: {found:?}", asking.name);
         assert_eq!(found.len(), REGIONS);
     }
+    for r in rust {
+        eprintln!("{} runs {:?}", r.name, r.local("").active);
+    }
     rust_stats.push(r1.close());
     rust_stats.push(r2.close());
     j1.close();
