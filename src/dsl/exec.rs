@@ -44,6 +44,11 @@ pub type AnyAggregator =
 /// A reducer: aggregate so far, value.
 pub type AnyReducer = Arc<dyn Fn(&dyn Any, &dyn Any) -> Result<AnyValue, ExecError> + Send + Sync>;
 
+/// A stream–table joiner: the stream's value and the table's value for the key (`None`: the
+/// table has none, which only a left join passes on).
+pub type AnyJoiner =
+    Arc<dyn Fn(Arg, Option<&dyn Any>) -> Result<AnyValue, ExecError> + Send + Sync>;
+
 /// How an aggregation combines the values of a key.
 #[derive(Clone)]
 pub enum Combine {
@@ -115,6 +120,22 @@ pub enum NodeExec {
     },
     /// `toStream`: a table's updates as records.
     ToStream,
+    /// `KStream`–`KTable` `join` / `leftJoin`: each stream record looked up in the table's
+    /// store (Java's `KStreamKTableJoinProcessor`).
+    StreamTableJoin {
+        /// The table's store.
+        store: String,
+        /// The store's key serde (the lookup key's bytes).
+        key: AnySerde,
+        /// The store's value serde (reads the table's value).
+        value: AnySerde,
+        /// The stream value's built-in serde, if any, to see a null value.
+        stream_value: Option<AnySerde>,
+        /// `leftJoin`: a record without a table value is joined with `None`.
+        left: bool,
+        /// The joiner.
+        joiner: AnyJoiner,
+    },
     /// The node cannot run; why (e.g. no serde for a type that must be written).
     Unavailable(String),
 }
@@ -135,6 +156,7 @@ impl std::fmt::Debug for NodeExec {
             Self::Aggregate { .. } => "Aggregate",
             Self::TableSource { .. } => "TableSource",
             Self::ToStream => "ToStream",
+            Self::StreamTableJoin { .. } => "StreamTableJoin",
             Self::Unavailable(why) => return write!(f, "Unavailable({why})"),
         };
         f.write_str(kind)

@@ -31,6 +31,23 @@ pub type Initializer<A> = Box<dyn Fn() -> A + Send + Sync>;
 /// An aggregator: the new aggregate from key, value and the aggregate so far.
 pub type Aggregator<K, V, A> = Box<dyn Fn(&K, &V, &A) -> A + Send + Sync>;
 
+/// What the nodes of a repartition step (`[filter, sink, source]`) do: drop null keys, write
+/// with the key and value serdes (given, else the types' built-in ones), read back with them.
+pub(super) fn repartition_execs<K: 'static, V: 'static>(
+    inner: &mut super::Inner,
+    [filter, sink, source]: [&str; 3],
+    key: Option<&AnySerde>,
+    value: Option<&AnySerde>,
+) {
+    inner.exec(source, exec::source::<K, V>(key, value));
+    let drop = match resolve_serde::<K>(key, "key") {
+        Ok(key) => NodeExec::DropNullKeys { key },
+        Err(e) => NodeExec::Unavailable(e),
+    };
+    inner.exec(filter, drop);
+    inner.exec(sink, exec::sink::<K, V>(key, value, None));
+}
+
 impl<K: 'static, V: 'static> KGroupedStream<K, V> {
     pub(super) fn new(
         inner: Shared,
@@ -173,13 +190,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
                         self.grouped.key_typed.as_ref(),
                         self.grouped.value_typed.as_ref(),
                     );
-                    inner.exec(&source, exec::source::<K, V>(key, value));
-                    let drop = match resolve_serde::<K>(key, "key") {
-                        Ok(key) => NodeExec::DropNullKeys { key },
-                        Err(e) => NodeExec::Unavailable(e),
-                    };
-                    inner.exec(&filter, drop);
-                    inner.exec(&sink, exec::sink::<K, V>(key, value, None));
+                    repartition_execs::<K, V>(&mut inner, [&filter, &sink, &source], key, value);
                     source
                 }
             };

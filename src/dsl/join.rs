@@ -3,8 +3,12 @@
 //! the same names, the same stores connected to the join processors, and a copartition group
 //! of the source nodes both sides come from.
 
-use super::grouped::{repartition_names, write_repartition, KTable};
+use std::sync::Arc;
+
+use super::exec::{self, AnyJoiner, NodeExec};
+use super::grouped::{repartition_execs, repartition_names, write_repartition, KTable};
 use super::options::Materialized;
+use super::serdes::{default_serde, AnySerde};
 use super::stream::KStream;
 use super::table::{store_spec, suffixed_or_next, View};
 use super::Inner;
@@ -16,6 +20,48 @@ pub type ValueJoiner<V, VO, VR> = Box<dyn Fn(&V, &VO) -> VR + Send + Sync>;
 pub type LeftValueJoiner<V, VO, VR> = Box<dyn Fn(&V, Option<&VO>) -> VR + Send + Sync>;
 /// An outer joiner: either side may be missing.
 pub type OuterValueJoiner<V, VO, VR> = Box<dyn Fn(Option<&V>, Option<&VO>) -> VR + Send + Sync>;
+
+/// What the runner needs of a stream–table join besides the table's store and serdes.
+struct JoinRun {
+    joiner: AnyJoiner,
+    left: bool,
+    stream_value: Option<AnySerde>,
+}
+
+impl JoinRun {
+    fn new<V: 'static>(joiner: AnyJoiner, left: bool) -> Self {
+        Self {
+            joiner,
+            left,
+            stream_value: default_serde::<V>(),
+        }
+    }
+
+    /// The join's exec: it reads the table's one store with the serdes the table writes it
+    /// with (a `table()` source's or an aggregation's); a table read any other way (a join
+    /// result, a table filter or `mapValues` without its own store) does not run yet.
+    fn exec(self, inner: &Inner, table_node: &str, stores: &[String]) -> NodeExec {
+        let serdes = match inner.execs.get(table_node) {
+            Some(NodeExec::TableSource { key, value, .. }) => Some((key, value)),
+            Some(NodeExec::Aggregate { key, aggregate, .. }) => Some((key, aggregate)),
+            _ => None,
+        };
+        match (serdes, stores) {
+            (Some((key, value)), [store]) => NodeExec::StreamTableJoin {
+                store: store.clone(),
+                key: key.clone(),
+                value: value.clone(),
+                stream_value: self.stream_value,
+                left: self.left,
+                joiner: self.joiner,
+            },
+            _ => NodeExec::Unavailable(format!(
+                "a stream-table join runs with a table() or an aggregation only, not with \
+                 table {table_node}"
+            )),
+        }
+    }
+}
 
 /// Java's `subTopologySourceNodes`: the source nodes `node` reads from in its subtopology
 /// (walking parents up to sources; a repartition source ends the walk).
@@ -76,8 +122,16 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         joiner: impl Fn(&V, &VT) -> VR + Send + Sync + 'static,
     ) -> KStream<K, VR> {
-        let f: ValueJoiner<V, VT, VR> = Box::new(joiner);
-        self.stream_table_join(&table.node, &table.view, name, "KSTREAM-JOIN-", f)
+        let joiner = Arc::new(joiner);
+        let kept = joiner.clone();
+        let f: ValueJoiner<V, VT, VR> = Box::new(move |v, t| kept(v, t));
+        let any: AnyJoiner = Arc::new(move |v, t| {
+            let t = t.ok_or_else(|| "an inner join without a table value".to_string())?;
+            let t = exec::arg::<VT>("table value", Some(t))?;
+            Ok(exec::boxed(joiner(exec::arg::<V>("value", v)?, t)))
+        });
+        let run = JoinRun::new::<V>(any, false);
+        self.stream_table_join(&table.node, &table.view, name, "KSTREAM-JOIN-", f, run)
     }
 
     /// `leftJoin(table, joiner)`: every stream record, with the table's value if any.
@@ -96,8 +150,17 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         joiner: impl Fn(&V, Option<&VT>) -> VR + Send + Sync + 'static,
     ) -> KStream<K, VR> {
-        let f: LeftValueJoiner<V, VT, VR> = Box::new(joiner);
-        self.stream_table_join(&table.node, &table.view, name, "KSTREAM-LEFTJOIN-", f)
+        let joiner = Arc::new(joiner);
+        let kept = joiner.clone();
+        let f: LeftValueJoiner<V, VT, VR> = Box::new(move |v, t| kept(v, t));
+        let any: AnyJoiner = Arc::new(move |v, t| {
+            let t = t
+                .map(|t| exec::arg::<VT>("table value", Some(t)))
+                .transpose()?;
+            Ok(exec::boxed(joiner(exec::arg::<V>("value", v)?, t)))
+        });
+        let run = JoinRun::new::<V>(any, true);
+        self.stream_table_join(&table.node, &table.view, name, "KSTREAM-LEFTJOIN-", f, run)
     }
 
     /// Repartitions first if the key changed (topic `<name or this node>-repartition`), then
@@ -110,6 +173,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         name: Option<&str>,
         prefix: &str,
         operation: impl std::any::Any + Send + Sync,
+        run: JoinRun,
     ) -> KStream<K, VR> {
         let mut inner = self.inner.borrow_mut();
         let mut parent = self.node.clone();
@@ -137,6 +201,8 @@ impl<K: 'static, V: 'static> KStream<K, V> {
             .connect_processor_and_state_stores(&join, &refs);
         inner.record(result);
         inner.keep(&join, operation);
+        let exec = run.exec(&inner, table_node, &stores);
+        inner.exec(&join, exec);
         drop(inner);
         KStream::new(self.inner.clone(), join, false)
     }
@@ -158,7 +224,11 @@ impl<K: 'static, V: 'static> KStream<K, V> {
             (None, Some(source)) => (source, true),
             _ => {
                 inner.marks.step(step.clone());
+                let (filter, sink) = (step.filter.clone(), step.sink.clone());
                 let source = write_repartition(inner, step, &self.node);
+                // Java's `repartitionForJoin` writes with the stream's serdes (here: the
+                // types' built-in ones).
+                repartition_execs::<K, V>(inner, [&filter, &sink, &source], None, None);
                 // Java keeps the latest repartition node, named join or not.
                 let cache = &mut inner.marks.join_repartitions;
                 cache.retain(|(node, _)| *node != self.node);

@@ -249,9 +249,8 @@ impl StreamsBuilder {
         inner.exec(&source, exec::source::<K, V>(key, value));
         let key = materialized.key_typed.as_ref().or(key);
         let value = materialized.value_typed.as_ref().or(value);
-        // The runner keeps the store of a table materialized by name. A store that a later
-        // operation materializes (a join, a table group_by) belongs to operations the runner
-        // refuses by name, so it never runs without its store.
+        // The store of a table materialized by name; one a later operation adds (a join)
+        // the runner finds on the node when it lowers the program.
         let table = match exec::source::<K, V>(key, value) {
             NodeExec::Source { key, value } => NodeExec::TableSource {
                 store: queryable.then(|| store.clone()),

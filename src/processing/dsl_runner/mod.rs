@@ -11,7 +11,9 @@
 //! `aggregate` (timestamped key-value stores: the store holds `[timestamp][value]`, the
 //! changelog the value with the aggregate's timestamp, as Java's
 //! `ChangeLoggingTimestampedKeyValueBytesStore`; the timestamp is the larger of the old
-//! one and the record's) and `toStream`. Every update of a table is forwarded at once, as
+//! one and the record's), `toStream`, and `KStream`–`KTable` `join` / `leftJoin` with a
+//! `table()` or an aggregation (with the repartition step after a key change; the table's
+//! store is the one the join materialized, named or not). Every update of a table is forwarded at once, as
 //! Java does with `statestore.cache.max.bytes=0` (the runtime's record cache, if on, still
 //! delays the store's changelog writes to the commit).
 //!
@@ -128,7 +130,14 @@ impl DslProgram {
                     }
                 }
                 if let NodeKind::Processor { stores: s } = &node.kind {
-                    stores.entry(sub.to_string()).or_default().extend(s.clone());
+                    // A store connected to several processors (a table's store and the
+                    // joins reading it) is one store.
+                    let list = stores.entry(sub.to_string()).or_default();
+                    for name in s {
+                        if !list.contains(name) {
+                            list.push(name.clone());
+                        }
+                    }
                 }
             }
         }
@@ -177,7 +186,7 @@ fn lower_node(
     n: &crate::topology::Node,
     on_broker: &dyn Fn(&str) -> String,
 ) -> Result<Node, Error> {
-    let exec = match program.node_exec(&n.name) {
+    let mut exec = match program.node_exec(&n.name) {
         Some(NodeExec::Unavailable(why)) => {
             return Err(refused(format!("node {} cannot run: {why}", n.name)))
         }
@@ -197,6 +206,11 @@ fn lower_node(
         NodeKind::Processor { stores } => (None, stores.first().cloned()),
         _ => (None, None),
     };
+    if let NodeExec::TableSource { store: kept, .. } = &mut exec {
+        // A table source keeps the store its node has: one named by `table()`'s
+        // `Materialized`, or one a later operation (a join) added to it.
+        kept.clone_from(&store);
+    }
     if let Some(s) = &store {
         let logged = builder
             .store_spec(s)
@@ -244,5 +258,7 @@ impl StreamsApp {
     }
 }
 
+#[cfg(test)]
+mod join_tests;
 #[cfg(test)]
 mod tests;

@@ -190,6 +190,7 @@ impl Walk<'_> {
             },
             NodeExec::Aggregate { .. } => self.aggregate(i, key, value, ts),
             NodeExec::TableSource { .. } => self.table_source(i, key, value, ts),
+            NodeExec::StreamTableJoin { .. } => self.stream_table_join(i, key, value, ts),
             NodeExec::ToStream | NodeExec::Source { .. } => self.forward(i, key, value, ts),
             NodeExec::Unavailable(why) => Err(failed(name, why)),
         }
@@ -295,7 +296,50 @@ impl Walk<'_> {
     }
 }
 
-/// The aggregate held for `key` and its timestamp, read with the store's serde.
+impl Walk<'_> {
+    /// Java's `KStreamKTableJoinProcessor`: a record with a null value is skipped, and so is
+    /// one with a null key unless the join is a left join (which joins it with no table
+    /// value); the key's value in the table's store (`None`: no row) goes to the joiner,
+    /// and the result is forwarded with the stream record's key and timestamp (an inner
+    /// join forwards nothing without a table value).
+    fn stream_table_join(&mut self, i: usize, key: Arg, value: Arg, ts: i64) -> Result<(), Error> {
+        let program = self.program;
+        let node = &program.nodes[i];
+        let name = node.name.as_str();
+        let NodeExec::StreamTableJoin {
+            store,
+            key: ks,
+            value: vs,
+            stream_value,
+            left,
+            joiner,
+        } = &node.exec
+        else {
+            return Ok(());
+        };
+        let value_null = match (value, stream_value) {
+            (None, _) => true,
+            (Some(v), Some(s)) => s.serialize(v).is_ok_and(|b| b.is_none()),
+            (Some(_), None) => false,
+        };
+        let key_bytes = ser(ks, key, name)?;
+        if value_null || (key_bytes.is_none() && !left) {
+            self.skip_null(name);
+            return Ok(());
+        }
+        let found = match &key_bytes {
+            Some(kb) => read_old(self.ctx.store(store)?, kb, vs, store)?.map(|(v, _)| v),
+            None => None,
+        };
+        if found.is_none() && !left {
+            return Ok(());
+        }
+        let joined = joiner(value, found.as_deref()).map_err(|e| failed(name, e))?;
+        self.forward(i, key, Some(&*joined), ts)
+    }
+}
+
+/// The value held for `key` and its timestamp, read with the store's serde.
 fn read_old(
     kv: &KeyValueStore,
     key: &[u8],

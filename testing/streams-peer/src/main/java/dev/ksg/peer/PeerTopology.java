@@ -52,6 +52,9 @@ final class PeerTopology {
         if (opts.topology.equals("join")) {
             return buildJoin(opts.input, opts.table, opts.output, props);
         }
+        if (opts.topology.equals("ordertotals")) {
+            return OrderTotals.build(opts.input, opts.table, opts.output, props);
+        }
         if (opts.topology.equals("wordcount")) {
             return buildWordCount(opts.input, opts.output, opts.store, opts.benchEvents, props);
         }

@@ -453,7 +453,9 @@ public final class StreamsPeer {
             "  --input TOPIC         input topic (default streams-peer-input)",
             "  --output TOPIC        output topic (default streams-peer-output)",
             "  --topology NAME       count (default), join: stream(input).join(table(--table)) -> output,",
-            "                        or wordcount: WordCountDemo's topology (split, groupBy word, count)",
+            "                        or wordcount: WordCountDemo's topology (split, groupBy word, count),",
+            "                        or ordertotals: orders (--input) joined with customers (--table),",
+            "                        summed per region into store region-totals (OrderTotals.java)",
             "  --store KIND          wordcount's count store: rocksdb (default, the demo's), memory",
             "                        (Stores.inMemoryKeyValueStore, caching disabled) or memory-cached",
             "                        (the same with caching enabled: Materialized's default; the cache",
@@ -536,8 +538,10 @@ public final class StreamsPeer {
             if (o.group == null || o.group.isEmpty()) {
                 throw new IllegalArgumentException("--group is required");
             }
-            if (!o.topology.equals("count") && !o.topology.equals("join") && !o.topology.equals("wordcount")) {
-                throw new IllegalArgumentException("--topology is count, join or wordcount, not " + o.topology);
+            if (!o.topology.equals("count") && !o.topology.equals("join") && !o.topology.equals("wordcount")
+                && !o.topology.equals("ordertotals")) {
+                throw new IllegalArgumentException("--topology is count, join, wordcount or ordertotals, not "
+                    + o.topology);
             }
             if (!o.store.equals("rocksdb") && !o.store.equals("memory") && !o.store.equals("memory-cached")) {
                 throw new IllegalArgumentException("--store is rocksdb, memory or memory-cached, not " + o.store);
