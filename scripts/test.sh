@@ -75,7 +75,7 @@ phase_end "unit tests"
 
 if [ $unit_only -eq 0 ]; then
   phase "fuzz smoke: every cargo-fuzz target for a few seconds (fuzz/)"
-  bash "$repo/scripts/fuzz-smoke.sh" "${KSG_FUZZ_SECS:-5}" || failed=1
+  bash "$repo/scripts/fuzz-smoke.sh" "${KSG_FUZZ_SECS:-3}" || failed=1
   phase_end "fuzz smoke"
 
   phase "conformance: the crate's codecs against Kafka's own message classes (testing/oracle)"
@@ -110,8 +110,16 @@ if [ $unit_only -eq 0 ]; then
     # Every #[ignore]d test is a live test, except the broker-independent conformance suite
     # copartition-order and topology-parity checks (run once above). live_transactions (issue 24)
     # is among them: it downgrades this broker's transaction.version to 1 for one test and restores 2.
+    # The exactly-once kill -9 rounds and the zombie (issue 24) are asked for on 4.4.0 and
+    # 4.2.2, and cost ~5 min per version: on the versions between, they are left out.
+    between=()
+    case "$version" in 4.4.0|4.2.2) ;; *)
+      between=(--skip java_and_rust_under_exactly_once_survive_kill_9
+               --skip a_resumed_zombie_writes_nothing_visible_and_rejoins) ;;
+    esac
     KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --no-fail-fast --tests -- --ignored --skip conformance_against_kafka \
-      --skip copartition_order_matches_kafka_streams --skip topologies_match_kafka_streams || failed=1
+      --skip copartition_order_matches_kafka_streams --skip topologies_match_kafka_streams \
+      ${between[@]+"${between[@]}"} || failed=1
     if [ "$version" = 4.4.0 ]; then
       bash "$repo/scripts/run-examples.sh" "$run_dir/cluster.env" || failed=1
     fi
