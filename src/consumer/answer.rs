@@ -90,6 +90,13 @@ impl FetcherCore {
         if !self.partition_ok(&tp, from, &p) {
             return None;
         }
+        let end = match self.settings.isolation {
+            IsolationLevel::ReadCommitted if p.last_stable_offset >= 0 => p.last_stable_offset,
+            _ => p.high_watermark,
+        };
+        if let Some(s) = self.assigned.get_mut(&tp) {
+            s.fetched_end = (end >= 0).then_some(end);
+        }
         if p.diverging_epoch.epoch >= 0 {
             let end = EpochEnd {
                 epoch: p.diverging_epoch.epoch,

@@ -39,6 +39,9 @@ pub(super) struct PartitionState {
     pub(super) leader_epoch: Option<i32>,
     /// The position waits for an OffsetForLeaderEpoch answer and is not fetched.
     pub(super) validating: bool,
+    /// The partition's end as the last Fetch answer for it said: the high watermark, or
+    /// under `read_committed` the last stable offset; `None` before the first answer.
+    pub(super) fetched_end: Option<i64>,
 }
 
 impl PartitionState {
@@ -179,6 +182,15 @@ impl FetcherCore {
     /// The next offset to fetch, `None` before the first reset or seek.
     pub fn position(&self, tp: &TopicPartition) -> Option<i64> {
         self.assigned.get(tp).and_then(|s| s.position)
+    }
+
+    /// How many records of `tp` the broker holds past the position, as the last Fetch
+    /// answer for it said (its high watermark, or last stable offset under
+    /// `read_committed`, minus the position): Java's `Consumer#currentLag`. `None` before
+    /// an answer for `tp` or without a position.
+    pub fn fetched_lag(&self, tp: &TopicPartition) -> Option<i64> {
+        let s = self.assigned.get(tp)?;
+        Some((s.fetched_end? - s.position?).max(0))
     }
 
     fn state(&mut self, tp: &TopicPartition) -> Result<&mut PartitionState, Error> {

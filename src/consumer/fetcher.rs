@@ -79,6 +79,12 @@ impl Fetcher {
         self.core.position(tp)
     }
 
+    /// How many records of `tp` the broker holds past the position, as the last Fetch
+    /// answer for it said (Java's `Consumer#currentLag`); `None` before such an answer.
+    pub fn fetched_lag(&self, tp: &TopicPartition) -> Option<i64> {
+        self.core.fetched_lag(tp)
+    }
+
     /// The next poll fetches `tp` from `offset`.
     pub fn seek(&mut self, tp: &TopicPartition, offset: i64) -> Result<(), Error> {
         self.core.seek(tp, offset)

@@ -214,6 +214,32 @@ fn answer_skips_records_below_the_position_and_advances() {
     );
 }
 
+/// Java's `Consumer#currentLag`: the last answer's high watermark (last stable offset under
+/// read_committed) minus the position; unknown before an answer, 0 once caught up, and
+/// kept by an answer without records.
+#[test]
+fn fetched_lag_follows_the_answers_end_and_the_position() {
+    for (isolation, want) in [
+        (IsolationLevel::ReadUncommitted, 100 - 3),
+        (IsolationLevel::ReadCommitted, 40 - 3),
+    ] {
+        let mut c = core(OffsetReset::Earliest, isolation);
+        c.seek(&tp(0), 0).unwrap();
+        assert_eq!(c.fetched_lag(&tp(0)), None, "no answer yet");
+        let mut wire = Vec::new();
+        batch(&mut wire, 0, &["a", "b", "c"], Compression::None);
+        let mut a = answer(0, wire, BrokerErrorKind::None);
+        a.responses[0].partitions[0].last_stable_offset = 40;
+        assert_eq!(c.handle_fetch(a).len(), 1);
+        assert_eq!(c.fetched_lag(&tp(0)), Some(want), "{isolation:?}");
+        c.seek(&tp(0), 100).unwrap();
+        let mut a = answer(0, Vec::new(), BrokerErrorKind::None);
+        a.responses[0].partitions[0].last_stable_offset = 100;
+        assert!(c.handle_fetch(a).is_empty());
+        assert_eq!(c.fetched_lag(&tp(0)), Some(0), "caught up");
+    }
+}
+
 #[test]
 fn leader_errors_refresh_metadata_and_fatal_errors_surface() {
     let mut c = core(OffsetReset::Earliest, IsolationLevel::ReadUncommitted);

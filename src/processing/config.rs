@@ -83,6 +83,7 @@ pub struct ProcessingConfig {
     purge_interval: Duration,
     poll_wait: Duration,
     buffered_records: usize,
+    max_task_idle_ms: i64,
     threads: usize,
     cache_max_bytes: u64,
     deserialization_handler: DeserializationHandler,
@@ -146,6 +147,7 @@ impl ProcessingConfig {
             purge_interval: DEFAULT_PURGE_INTERVAL,
             poll_wait: Duration::from_millis(100),
             buffered_records: DEFAULT_BUFFERED_RECORDS,
+            max_task_idle_ms: 0,
             threads: 1,
             cache_max_bytes: crate::state::DEFAULT_CACHE_MAX_BYTES,
             deserialization_handler: DeserializationHandler::LogAndFail,
@@ -231,6 +233,17 @@ impl ProcessingConfig {
                 reason: "0: a partition's queue must take at least 1 record".into(),
             });
         }
+        if !matches!(self.max_task_idle_ms, 0 | -1) {
+            return Err(Error::InvalidConfiguration {
+                field: "max.task.idle.ms",
+                reason: format!(
+                    "{}: only 0 (the default: wait for partitions known to have data on the \
+                     broker) and -1 (never wait) are supported; waiting longer for producers \
+                     is not supported yet",
+                    self.max_task_idle_ms
+                ),
+            });
+        }
         match self.replication_factor {
             Some(rf) if rf < 1 && rf != -1 => Err(Error::InvalidConfiguration {
                 field: "replication.factor",
@@ -289,6 +302,23 @@ impl ProcessingConfig {
     /// [`validate`](Self::validate)).
     pub fn buffered_records_per_partition(mut self, records: usize) -> Self {
         self.buffered_records = records;
+        self
+    }
+
+    /// `max.task.idle.ms` (default 0): with 0, a task reading several partitions (a join, a
+    /// merge) processes nothing while one of them has an empty queue but records on the
+    /// broker (its fetched lag is above zero, or unknown before the first Fetch answer), so
+    /// records are taken in timestamp order across the partitions, as Kafka Streams does
+    /// (`PartitionGroup#readyToProcess`); with -1 it processes whatever was fetched. Other
+    /// values are refused by [`validate`](Self::validate).
+    ///
+    /// ```
+    /// use kafka_streams_group::processing::ProcessingConfig;
+    /// let c = ProcessingConfig::new("localhost:9092", "app").max_task_idle_ms(-1);
+    /// assert_eq!(c.get_max_task_idle_ms(), -1);
+    /// ```
+    pub fn max_task_idle_ms(mut self, ms: i64) -> Self {
+        self.max_task_idle_ms = ms;
         self
     }
 
@@ -468,6 +498,11 @@ impl ProcessingConfig {
     /// `buffered.records.per.partition`.
     pub fn get_buffered_records_per_partition(&self) -> usize {
         self.buffered_records
+    }
+
+    /// `max.task.idle.ms`.
+    pub fn get_max_task_idle_ms(&self) -> i64 {
+        self.max_task_idle_ms
     }
 
     /// `num.stream.threads`.

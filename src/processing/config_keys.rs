@@ -180,6 +180,7 @@ struct Reader {
     handler: Option<DeserializationHandler>,
     replication_factor: Option<Option<i16>>,
     buffered: Option<usize>,
+    task_idle: Option<i64>,
     threads: Option<usize>,
     cache: Option<u64>,
     deprecated_cache: Option<u64>,
@@ -204,7 +205,7 @@ impl Reader {
                 self.threads = Some(usize::try_from(n).unwrap_or(usize::MAX));
             }
             "replication.factor" => self.replication_factor = Some(replication_factor(v)?),
-            "max.task.idle.ms" => check_task_idle(v)?,
+            "max.task.idle.ms" => self.task_idle = Some(check_task_idle(v)?),
             "buffered.records.per.partition" => {
                 let n = number(k, v, 1)?;
                 self.buffered = Some(usize::try_from(n).unwrap_or(usize::MAX));
@@ -253,6 +254,9 @@ impl Reader {
         }
         if let Some(n) = self.buffered {
             c = c.buffered_records_per_partition(n);
+        }
+        if let Some(ms) = self.task_idle {
+            c = c.max_task_idle_ms(ms);
         }
         if let Some(h) = self.handler {
             c = c.deserialization_handler(h);
@@ -375,14 +379,14 @@ fn replication_factor(v: &str) -> Result<Option<i16>, Error> {
     }
 }
 
-fn check_task_idle(v: &str) -> Result<(), Error> {
+fn check_task_idle(v: &str) -> Result<i64, Error> {
     match v.parse::<i64>() {
-        Ok(0 | -1) => Ok(()),
+        Ok(ms @ (0 | -1)) => Ok(ms),
         _ => Err(refused(
             "max.task.idle.ms",
             format!(
-                "{v:?}: only 0 (the default) and -1 are supported: a task processes what was \
-                 fetched in timestamp order and does not wait for an empty partition; waiting \
+                "{v:?}: only 0 (the default: a task waits for its partitions known to have \
+                 records on the broker) and -1 (never waits) are supported; waiting longer \
                  for producers is not supported yet"
             ),
         )),

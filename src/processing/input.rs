@@ -166,6 +166,14 @@ impl InputPort for FetchInput {
         self.paused.remove(tp);
     }
 
+    fn fetched_lag(&self, tp: &TopicPartition) -> Option<i64> {
+        match self.left.get(tp) {
+            // Fetched records not handed out yet: the partition has data.
+            Some(l) => Some((l.part.next_offset() - l.next).max(1)),
+            None => self.fetcher.fetched_lag(tp),
+        }
+    }
+
     /// Records left by earlier answers come first and without a Fetch (the partitions
     /// without any are fetched once those are handed out, as the loop did when it processed
     /// a whole answer per iteration).

@@ -87,6 +87,9 @@ pub(crate) trait InputPort {
     fn pause(&mut self, tp: &TopicPartition);
     /// Fetches `tp` again.
     fn resume(&mut self, tp: &TopicPartition);
+    /// How many records of `tp` are on the broker and not handed out yet (the last Fetch
+    /// answer's end minus what was handed out); `None` before a Fetch answer for `tp`.
+    fn fetched_lag(&self, tp: &TopicPartition) -> Option<i64>;
     /// The records fetched, at most `room(tp)` of each partition, waiting at most until
     /// `deadline`. Records fetched beyond the room stay with the input side (not copied)
     /// for the next polls; their partition is not fetched again before.

@@ -140,6 +140,20 @@ impl PartitionGroup {
         self.queues.get(tp).map_or(0, |q| q.records.len())
     }
 
+    /// Java's `PartitionGroup#readyToProcess` under `max.task.idle.ms=0`: false while a
+    /// partition's queue is empty and the broker holds records for it (`lag` above zero) or
+    /// nothing is known of it yet (`lag` `None`): taking a record now could take it before
+    /// an earlier one of that partition (a stream-table join would miss a table update).
+    /// A partition known to be caught up (lag 0) is not waited for.
+    pub fn ready(&self, lag: &dyn Fn(&TopicPartition) -> Option<i64>) -> bool {
+        if self.queues.len() < 2 {
+            return true;
+        }
+        self.queues
+            .iter()
+            .all(|(tp, q)| !q.records.is_empty() || lag(tp) == Some(0))
+    }
+
     /// Takes the next record to process (smallest head timestamp). Nothing is committable
     /// for it until [`processed`](Self::processed) says it was processed: a record whose
     /// processing failed is never committed past (Java records the consumed offset only

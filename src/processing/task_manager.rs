@@ -119,6 +119,9 @@ pub(crate) struct TaskManager {
     /// Exactly-once: why the last transaction was aborted (the tasks migrated); the active
     /// tasks must be closed dirty and revived before anything else.
     pub(crate) migrated: Option<String>,
+    /// `max.task.idle.ms=0`: a task waits for its partitions with records on the broker
+    /// (false for -1).
+    pub(crate) wait_for_lagging: bool,
 }
 
 impl TaskManager {
@@ -134,12 +137,19 @@ impl TaskManager {
             commits: 0,
             deserialization: DeserializationHandler::default(),
             migrated: None,
+            wait_for_lagging: true,
         }
     }
 
     /// Sets `default.deserialization.exception.handler` (LogAndFail unless set).
     pub(crate) fn with_deserialization_handler(mut self, handler: DeserializationHandler) -> Self {
         self.deserialization = handler;
+        self
+    }
+
+    /// Sets `max.task.idle.ms` (0, the default: wait for lagging partitions; -1: never).
+    pub(crate) fn with_max_task_idle_ms(mut self, ms: i64) -> Self {
+        self.wait_for_lagging = ms >= 0;
         self
     }
 
@@ -428,10 +438,18 @@ impl TaskManager {
         self.owner.keys()
     }
 
-    /// Initializes the processors of new tasks, then processes every buffered record, task by task, in timestamp order within a task;
-    /// the stores' changes go to their changelogs after each record. A processor error is
-    /// returned at once: the failed record is not marked processed, so no commit passes it.
-    pub(crate) fn process(&mut self, collector: &mut RecordCollector) -> Result<(), Error> {
+    /// Initializes the processors of new tasks, then processes every buffered record, task
+    /// by task, in timestamp order within a task, while the task is ready (under
+    /// `max.task.idle.ms=0` no partition of it has an empty queue and records on the broker:
+    /// `fetched_lag`, see [`PartitionGroup::ready`]); the stores' changes go to their
+    /// changelogs after each record. A processor error is returned at once: the failed
+    /// record is not marked processed, so no commit passes it.
+    pub(crate) fn process(
+        &mut self,
+        collector: &mut RecordCollector,
+        fetched_lag: &dyn Fn(&TopicPartition) -> Option<i64>,
+    ) -> Result<(), Error> {
+        let wait = self.wait_for_lagging;
         for (task, t) in self.active.iter_mut() {
             if !t.initialized {
                 let mut ctx = TaskContext {
@@ -448,7 +466,13 @@ impl TaskManager {
                     collector.send_changelog(store)?;
                 }
             }
-            while let Some(record) = t.group.next_record() {
+            loop {
+                if wait && !t.group.ready(fetched_lag) {
+                    break;
+                }
+                let Some(record) = t.group.next_record() else {
+                    break;
+                };
                 let mut ctx = TaskContext {
                     task,
                     collector: &mut *collector,

@@ -65,6 +65,13 @@ pub(crate) struct Cluster {
     /// (the heartbeat thread took a new assignment meanwhile); the fetch then refuses, as
     /// the session does, partitions of tasks neither owned nor in the new target.
     pub retarget_on_fetch: Option<Vec<(i32, StreamsTaskRole)>>,
+    /// Partitions whose fetched lag is unknown (no Fetch answer for them yet).
+    pub lag_unknown: BTreeSet<TopicPartition>,
+    /// Partitions whose records the input side does not hand out yet (not fetched: they
+    /// are on the broker, so their fetched lag is above zero).
+    pub withheld: BTreeSet<TopicPartition>,
+    /// A second input topic: task `0_p` then reads its partition `p` too (a join's table).
+    pub second_input: Option<String>,
 }
 
 /// A handle on the fake cluster.
@@ -197,7 +204,11 @@ impl GroupPort for FakeGroup {
     }
 
     fn task_partitions(&self, task: &StreamsTaskId) -> Vec<TopicPartition> {
-        vec![input(task.partition)]
+        let mut partitions = vec![input(task.partition)];
+        if let Some(topic) = self.shared.lock().second_input.clone() {
+            partitions.push(TopicPartition::new(topic, task.partition));
+        }
+        partitions
     }
 
     fn fetch_committed(
@@ -319,14 +330,25 @@ impl InputPort for FakeInput {
         self.shared.event(format!("resume {tp}"));
     }
 
+    fn fetched_lag(&self, tp: &TopicPartition) -> Option<i64> {
+        let c = self.shared.lock();
+        if c.lag_unknown.contains(tp) {
+            return None;
+        }
+        let end = c.logs.get(tp).map_or(0, Vec::len);
+        let pos = self.positions.get(tp).copied()?;
+        Some(end.saturating_sub(pos) as i64)
+    }
+
     fn poll(
         &mut self,
         _deadline: Instant,
         room: &dyn Fn(&TopicPartition) -> usize,
     ) -> Result<Vec<InputRecord>, Error> {
         let mut out = Vec::new();
+        let withheld = self.shared.lock().withheld.clone();
         for (tp, pos) in self.positions.iter_mut() {
-            if self.paused.contains(tp) {
+            if self.paused.contains(tp) || withheld.contains(tp) {
                 continue;
             }
             let log = self.shared.log(tp);

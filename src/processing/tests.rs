@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use crate::streams::commit::TopicPartition;
 use crate::streams::{StreamsTaskPlan, StreamsTaskRole};
 
 use super::lifecycle::{LocalTask, RuntimeState};
@@ -104,6 +105,68 @@ fn a_task_moved_away_while_starting_is_skipped_not_fatal() {
     h.step();
     assert!(h.thread.tasks.active.contains_key(&task(0)));
     assert_eq!(h.thread.tasks.processed, 2, "task 0's record, once");
+}
+
+/// Java's `PartitionGroup#readyToProcess` under `max.task.idle.ms=0` (the default): a task
+/// reading two partitions (a stream-table join) processes nothing while one of them has an
+/// empty queue and records on the broker (or nothing known of it yet), so its records are
+/// taken in timestamp order across both: the table's updates at 5 and 6 before the stream's
+/// record at 10. With -1 the stream's record goes first.
+#[test]
+fn a_task_waits_for_its_partitions_with_records_on_the_broker() {
+    let tbl = TopicPartition::new("tbl", 0);
+    for wait in [true, false] {
+        let mut h = Harness::new(HOUR);
+        h.thread.tasks.wait_for_lagging = wait;
+        h.shared.lock().second_input = Some("tbl".into());
+        h.shared.append(&input(0), "a", Some(b"x"), 10);
+        h.shared.append(&tbl, "a", Some(b"t"), 5);
+        h.shared.append(&tbl, "a", Some(b"u"), 6);
+        {
+            let mut c = h.shared.lock();
+            c.lag_unknown.insert(tbl.clone());
+            c.withheld.insert(tbl.clone());
+        }
+        h.assign(&[(0, ACTIVE)]);
+        h.step();
+        let processed_first = h.thread.tasks.processed;
+        // Known now, and still on the broker: a task under max.task.idle.ms=0 waits on.
+        h.shared.lock().lag_unknown.clear();
+        h.step();
+        let processed_second = h.thread.tasks.processed;
+        h.shared.lock().withheld.clear();
+        h.step();
+        h.step();
+        let order: Vec<String> = h
+            .shared
+            .events()
+            .into_iter()
+            .filter(|e| e.starts_with("process 0_0"))
+            .collect();
+        match wait {
+            true => {
+                assert_eq!((processed_first, processed_second), (0, 0), "waited");
+                assert_eq!(order, ["process 0_0 0", "process 0_0 1", "process 0_0 0"]);
+            }
+            false => {
+                assert_eq!(processed_first, 1, "-1: no wait");
+                assert_eq!(order, ["process 0_0 0", "process 0_0 0", "process 0_0 1"]);
+            }
+        }
+        assert_eq!(h.thread.tasks.processed, 3);
+    }
+}
+
+/// A partition known to be caught up (fetched lag 0, e.g. a table topic with nothing new)
+/// is not waited for.
+#[test]
+fn a_caught_up_partition_is_not_waited_for() {
+    let mut h = Harness::new(HOUR);
+    h.shared.lock().second_input = Some("tbl".into());
+    h.shared.append(&input(0), "a", Some(b"x"), 10);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    assert_eq!(h.thread.tasks.processed, 1);
 }
 
 /// An active task's stores are restored from their changelogs before its first record is

@@ -206,7 +206,9 @@ impl<G: GroupPort> StreamThread<G> {
         let records = self.input.poll(self.clock.now() + wait, &room)?;
         self.tasks.add_records(records);
         self.pause_full_queues();
-        if let Err(e) = self.tasks.process(&mut self.collector) {
+        let input = &self.input;
+        let lag = |tp: &TopicPartition| input.fetched_lag(tp);
+        if let Err(e) = self.tasks.process(&mut self.collector, &lag) {
             self.failed = Some(e.to_string());
             self.lifecycle.to(RuntimeState::PendingError);
             return Err(e);

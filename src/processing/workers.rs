@@ -139,7 +139,8 @@ pub(crate) fn build_member(
         },
     );
     let tasks = TaskManager::new(factory, repartition_topics)
-        .with_deserialization_handler(config.get_deserialization_handler());
+        .with_deserialization_handler(config.get_deserialization_handler())
+        .with_max_task_idle_ms(config.get_max_task_idle_ms());
     let state = StateManager::new(app_id, parts.stores.clone(), Box::new(reader))
         // Java divides statestore.cache.max.bytes evenly among the stream threads.
         .with_cache(ThreadCache::new(
