@@ -287,6 +287,17 @@ impl DslTestDriver {
             .collect()
     }
 
+    /// The topics records were written to (internal ones with the application id before
+    /// them; changelogs not included: see [`take_changelog`](Self::take_changelog)), sorted.
+    pub fn output_topics(&self) -> Vec<String> {
+        self.outputs.keys().cloned().collect()
+    }
+
+    /// The names of the program's stores, sorted.
+    pub fn store_names(&self) -> Vec<String> {
+        self.stores.keys().cloned().collect()
+    }
+
     /// The changelog records store `store` wrote since the last call, in order.
     pub fn take_changelog(&mut self, store: &str) -> Vec<ChangelogRecord> {
         self.changelogs.remove(store).unwrap_or_default()
