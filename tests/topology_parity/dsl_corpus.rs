@@ -245,6 +245,20 @@ fn table_materialized_to_stream() -> DslTopology {
     })
 }
 
+/// Two repartition topics feeding one output topic.
+fn two_key_changes_one_topic() -> DslTopology {
+    build(|b| {
+        let s = b.stream::<S, S>("in");
+        for _ in 0..2 {
+            s.flat_map(|_, v| v.split(' ').map(|w| (w.to_string(), v.clone())).collect())
+                .group_by_key()
+                .count()
+                .to_stream()
+                .to("out");
+        }
+    })
+}
+
 fn table_named_unlogged() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("events")
@@ -294,6 +308,7 @@ pub fn programs() -> Vec<DslProgram> {
             "dsl-table-materialized-to-stream",
             table_materialized_to_stream,
         ),
+        ("dsl-two-key-changes-one-topic", two_key_changes_one_topic),
         ("dsl-table-named-unlogged", table_named_unlogged),
     ]
 }

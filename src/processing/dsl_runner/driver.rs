@@ -12,6 +12,7 @@ use crate::topology::HeartbeatTopologyOptions;
 
 use super::super::deserialization::DeserializationHandler;
 use super::super::task::InputRecord;
+use super::queues::TopicQueues;
 use super::run::{Deferred, Emit};
 use super::DslProgram;
 use crate::consumer::RecordHeaders;
@@ -35,9 +36,11 @@ pub struct TestRecord {
 }
 
 /// Runs a DSL program on records given by the test, without a broker, as Java's
-/// `TopologyTestDriver`: one partition (0) per topic and one task per subtopology; a
-/// record the program writes to a topic it reads (its repartition topics) is processed
-/// right after the record that wrote it. As there, the record cache of a cached store
+/// `TopologyTestDriver`: one partition (0) per topic and one task per subtopology; the
+/// records the program writes to topics it reads (its repartition topics) are processed
+/// before [`pipe_input`](Self::pipe_input) returns, taken from the topics in the order of
+/// Java's `PartitionGroup` (the earliest first record first; see `dsl_runner::queues` for
+/// ties). As there, the record cache of a cached store
 /// (Java's default) is flushed after every record: several updates of one key by one
 /// record forward and log only the last, after the record's other output, and a delete of
 /// a key the store did not hold goes nowhere. Every topic's written records are kept for
@@ -201,8 +204,9 @@ impl DslTestDriver {
     ) -> Result<(), Error> {
         let offset = self.next_offset(topic);
         let first = InputRecord::new(TopicPartition::new(topic, 0), offset, timestamp, key, value);
-        let mut queue = VecDeque::from([first]);
-        while let Some(record) = queue.pop_front() {
+        let mut queue = TopicQueues::default();
+        queue.add(first);
+        while let Some(record) = queue.pop() {
             for mut r in self.process_one(&record)? {
                 r.offset = self.next_offset(&r.topic);
                 if self.program.reads(&r.topic) {
@@ -214,7 +218,7 @@ impl DslTestDriver {
                         r.value.as_deref(),
                     );
                     next.headers = r.headers.clone().into();
-                    queue.push_back(next);
+                    queue.add(next);
                 }
                 self.outputs
                     .entry(r.topic.clone())

@@ -26,6 +26,7 @@
 //! [`DslTestDriver`] runs a program without a broker, as Java's `TopologyTestDriver`.
 
 mod driver;
+mod queues;
 mod run;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

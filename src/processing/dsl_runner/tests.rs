@@ -277,6 +277,38 @@ fn cached_stores_flush_after_each_record() {
     assert_eq!(log, [w("1"), None]);
 }
 
+/// Records waiting in two repartition topics are taken as Java's `PartitionGroup` takes
+/// them (equal timestamps: the topics alternate), not in the order they were written.
+#[test]
+fn repartition_topics_are_read_in_javas_order() {
+    let builder = StreamsBuilder::new();
+    let s = builder.stream::<String, String>("in");
+    for upper in [false, true] {
+        s.flat_map(move |_, v: &String| {
+            v.split(' ')
+                .map(|w| match upper {
+                    true => (w.to_uppercase(), v.clone()),
+                    false => (w.to_string(), v.clone()),
+                })
+                .collect::<Vec<_>>()
+        })
+        .group_by_key()
+        .count()
+        .to_stream()
+        .to("out");
+    }
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    d.pipe("in", &"k".to_string(), &"a b".to_string(), 7)
+        .unwrap();
+    let keys: Vec<String> = d
+        .read_typed::<String, i64>("out")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _, _)| k)
+        .collect();
+    assert_eq!(keys, ["a", "A", "b", "B"]);
+}
+
 /// A null key reaching a function of a type that cannot hold null is an error naming the
 /// node and the type; an aggregation skips null keys as Java does.
 #[test]

@@ -165,6 +165,24 @@ final class TopologyParityDsl {
         put(c, "dsl-table-materialized-to-stream", b -> b.<String, String>table("t", Materialized.as("tomb-store"))
             .toStream()
             .to("out"));
+        // Two repartition topics feeding one output topic: the order in which the driver
+        // takes the records of several internal topics shows.
+        put(c, "dsl-two-key-changes-one-topic", b -> {
+            final KStream<String, String> s = b.stream("in");
+            for (int i = 0; i < 2; i++) {
+                s.flatMap((k, v) -> {
+                    final List<KeyValue<String, String>> out = new java.util.ArrayList<>();
+                    for (final String w : v.split(" ", -1)) {
+                        out.add(KeyValue.pair(w, v));
+                    }
+                    return out;
+                })
+                    .groupByKey()
+                    .count()
+                    .toStream()
+                    .to("out");
+            }
+        });
         put(c, "dsl-table-named-unlogged", b -> {
             b.<String, String>stream("events").mapValues(v -> v).to("out");
             b.table("t", Consumed.<String, String>as("tbl"),
