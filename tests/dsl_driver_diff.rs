@@ -8,7 +8,8 @@
 //! Both drivers have one partition per topic, so "the same order per partition" is the same
 //! order per topic. The records are generated here (a fixed seed, [`RECORDS`] per program)
 //! and handed to Java in a file: small key and value alphabets so aggregations collide,
-//! timestamps that move forward and sometimes back, and null keys and null values where the
+//! timestamps that move forward and sometimes back, headers on a fifth of the records (the
+//! sinks pass them on), and null keys and null values where the
 //! program's Rust types can hold them (a `String` key or value that reaches a user function
 //! cannot be null; Java would pass `null` to the lambda instead).
 //!
@@ -132,8 +133,11 @@ impl Rng {
     }
 }
 
-/// One input record: topic, key, value, timestamp.
-type Input = (&'static str, Option<Vec<u8>>, Option<Vec<u8>>, i64);
+/// Headers: name, value (`None`: null).
+type Headers = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
+/// One input record: topic, key, value, timestamp, headers.
+type Input = (&'static str, Option<Vec<u8>>, Option<Vec<u8>>, i64, Headers);
 
 const KEYS: [&str; 5] = ["k0", "k1", "k2", "k3", "k4"];
 const VALUES: [&str; 6] = ["a", "b", "c", "a", "ab", ""];
@@ -173,9 +177,31 @@ fn generate(program: &str, feeds: &[Feed]) -> Vec<Input> {
             } else {
                 Some(rng.pick(&VALUES).as_bytes().to_vec())
             };
-            (f.topic, key, value, ts)
+            // A fifth of the records carry headers, a few with a null value.
+            let headers = match rng.below(20) {
+                0..=2 => vec![(b"seq".to_vec(), Some(ts.to_string().into_bytes()))],
+                3 => vec![
+                    (b"h".to_vec(), None),
+                    (b"h".to_vec(), Some(b"again".to_vec())),
+                ],
+                _ => Vec::new(),
+            };
+            (f.topic, key, value, ts, headers)
         })
         .collect()
+}
+
+/// Headers as DriverDiff.java writes them: `name:value` in hex, `,` between, `-` for a null
+/// value or no headers.
+fn headers_text(headers: &[(Vec<u8>, Option<Vec<u8>>)]) -> String {
+    if headers.is_empty() {
+        return "-".to_string();
+    }
+    let each: Vec<String> = headers
+        .iter()
+        .map(|(k, v)| format!("{}:{}", hex(Some(k)), hex(v.as_deref())))
+        .collect();
+    each.join(",")
 }
 
 fn hex(b: Option<&[u8]>) -> String {
@@ -191,15 +217,16 @@ fn hex(b: Option<&[u8]>) -> String {
 /// The Rust driver's lines for one program, in DriverDiff.java's form.
 fn run_rust(program: &DslTopology, inputs: &[Input]) -> Result<Vec<String>, String> {
     let mut d = DslTestDriver::new(program, APP).map_err(|e| e.to_string())?;
-    for (i, (topic, k, v, ts)) in inputs.iter().enumerate() {
-        d.pipe_input(topic, k.as_deref(), v.as_deref(), *ts)
+    for (i, (topic, k, v, ts, h)) in inputs.iter().enumerate() {
+        d.pipe_input_with_headers(topic, k.as_deref(), v.as_deref(), *ts, h.clone())
             .map_err(|e| format!("record {i} ({topic}): {e}"))?;
     }
     let mut topics: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for topic in d.output_topics() {
         let lines = d.read_output(&topic).into_iter().map(|r| {
             let (k, v) = (hex(r.key.as_deref()), hex(r.value.as_deref()));
-            format!("out {topic} {k} {v} {}", r.timestamp)
+            let h = headers_text(&r.headers);
+            format!("out {topic} {k} {v} {} {h}", r.timestamp)
         });
         topics.entry(topic.clone()).or_default().extend(lines);
     }
@@ -211,7 +238,8 @@ fn run_rust(program: &DslTopology, inputs: &[Input]) -> Result<Vec<String>, Stri
             .into_iter()
             .map(|c| {
                 let (k, v) = (hex(Some(&c.key)), hex(c.value.as_deref()));
-                format!("out {topic} {k} {v} {}", c.timestamp)
+                // Kafka Streams writes changelog records without headers.
+                format!("out {topic} {k} {v} {} -", c.timestamp)
             })
             .collect();
         if !lines.is_empty() {
@@ -332,13 +360,9 @@ fn dsl_programs_match_topology_test_driver() {
         };
         let records = generate(name, &f);
         let _ = writeln!(input, "### {name}");
-        for (topic, k, v, ts) in &records {
-            let _ = writeln!(
-                input,
-                "{topic}\t{}\t{}\t{ts}",
-                hex(k.as_deref()),
-                hex(v.as_deref())
-            );
+        for (topic, k, v, ts, h) in &records {
+            let (k, v, h) = (hex(k.as_deref()), hex(v.as_deref()), headers_text(h));
+            let _ = writeln!(input, "{topic}\t{k}\t{v}\t{ts}\t{h}");
         }
         inputs.push(records);
     }

@@ -202,8 +202,23 @@ impl DslTestDriver {
         value: Option<&[u8]>,
         timestamp: i64,
     ) -> Result<(), Error> {
+        self.pipe_input_with_headers(topic, key, value, timestamp, Vec::new())
+    }
+
+    /// [`pipe_input`](Self::pipe_input) with headers (name, value; `None`: a null value),
+    /// which the program's sinks pass on as Java's do.
+    pub fn pipe_input_with_headers(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> Result<(), Error> {
         let offset = self.next_offset(topic);
-        let first = InputRecord::new(TopicPartition::new(topic, 0), offset, timestamp, key, value);
+        let mut first =
+            InputRecord::new(TopicPartition::new(topic, 0), offset, timestamp, key, value);
+        first.headers = headers.into();
         let mut queue = TopicQueues::default();
         queue.add(first);
         while let Some(record) = queue.pop() {

@@ -84,6 +84,24 @@ fn word_count_writes_javas_bytes() {
     assert_eq!(d.stream_time(), 20);
 }
 
+/// Headers piped in reach every topic the record's processing writes (repartition topic
+/// and output, the cached count's flush included), and no changelog record.
+#[test]
+fn piped_headers_pass_through_sinks() {
+    let mut d = DslTestDriver::new(&word_count(), "wc").unwrap();
+    let h = vec![(b"h".to_vec(), Some(b"1".to_vec())), (b"n".to_vec(), None)];
+    d.pipe_input_with_headers("lines", None, Some(b"a"), 5, h.clone())
+        .unwrap();
+    let repartition = "wc-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition";
+    assert_eq!(d.read_output(repartition)[0].headers, h);
+    assert_eq!(d.read_output("counts")[0].headers, h);
+    assert_eq!(d.output_topics(), ["counts", repartition]);
+    assert_eq!(
+        d.store_names(),
+        ["KSTREAM-AGGREGATE-STATE-STORE-0000000003"]
+    );
+}
+
 /// The stateless operations, in one chain, with Java's results.
 #[test]
 fn stateless_operations() {

@@ -17,6 +17,8 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.function.Function;
 
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -39,13 +41,14 @@ import org.apache.kafka.streams.test.TestRecord;
  * and its final store contents, for the test to compare with the crate's {@code DslTestDriver}.
  *
  * <p>Input (file named by the first argument): per program a line {@code ### <name>}, then
- * one line per record, {@code <topic> TAB <key> TAB <value> TAB <timestamp>}, key and value in
- * hex ({@code -} for a null). Every program runs in a fresh driver (application.id
+ * one line per record, {@code <topic> TAB <key> TAB <value> TAB <timestamp> TAB <headers>},
+ * key and value in hex ({@code -} for a null), headers as {@code name:value} pairs in hex
+ * separated by {@code ,} ({@code -} for a null value or no headers). Every program runs in a fresh driver (application.id
  * {@code parity}, String default serdes, otherwise the default configuration).
  *
  * <p>Output (stdout): per program {@code ### <name>}, then per topic the driver saw written
  * (sorted by name; changelog and repartition topics included) its records in the order
- * written, {@code out <topic> <key> <value> <timestamp>}, then per store (sorted by name) its
+ * written, {@code out <topic> <key> <value> <timestamp> <headers>}, then per store (sorted by name) its
  * entries in key order, {@code store <name> <key> <value> <timestamp>} (the value without the
  * timestamp, in the bytes of the store's value serde); or {@code error <message>} if the
  * program failed.
@@ -65,7 +68,27 @@ final class DriverDiff {
     }
 
     /** One input record. */
-    private record Input(String topic, byte[] key, byte[] value, long timestamp) {
+    private record Input(String topic, byte[] key, byte[] value, long timestamp, Headers headers) {
+    }
+
+    /** {@code name:value} in hex, {@code ,} between, {@code -} for a null value or none. */
+    private static Headers headers(final String text) {
+        final Headers headers = new RecordHeaders();
+        if (!"-".equals(text)) {
+            for (final String h : text.split(",")) {
+                final String[] kv = h.split(":", 2);
+                headers.add(new String(unhex(kv[0]), StandardCharsets.UTF_8), unhex(kv[1]));
+            }
+        }
+        return headers;
+    }
+
+    private static String text(final Headers headers) {
+        final List<String> each = new ArrayList<>();
+        for (final Header h : headers) {
+            each.add(hex(h.key().getBytes(StandardCharsets.UTF_8)) + ":" + hex(h.value()));
+        }
+        return each.isEmpty() ? "-" : String.join(",", each);
     }
 
     public static void main(final String[] args) throws Exception {
@@ -85,7 +108,7 @@ final class DriverDiff {
                     inputs.put(line.substring(4), current);
                 } else if (!line.isEmpty() && current != null) {
                     final String[] f = line.split("\t", -1);
-                    current.add(new Input(f[0], unhex(f[1]), unhex(f[2]), Long.parseLong(f[3])));
+                    current.add(new Input(f[0], unhex(f[1]), unhex(f[2]), Long.parseLong(f[3]), headers(f[4])));
                 }
             }
         }
@@ -118,14 +141,14 @@ final class DriverDiff {
             for (final Input in : inputs) {
                 topics.computeIfAbsent(in.topic(), t -> driver.createInputTopic(t,
                         new ByteArraySerializer(), new ByteArraySerializer()))
-                    .pipeInput(new TestRecord<>(in.key(), in.value(), new RecordHeaders(), in.timestamp()));
+                    .pipeInput(new TestRecord<>(in.key(), in.value(), in.headers(), in.timestamp()));
             }
             for (final String topic : new TreeSet<>(driver.producedTopicNames())) {
                 final TestOutputTopic<byte[], byte[]> t = driver.createOutputTopic(topic,
                     new ByteArrayDeserializer(), new ByteArrayDeserializer());
                 for (final TestRecord<byte[], byte[]> r : t.readRecordsToList()) {
                     out.println("out " + topic + " " + hex(r.key()) + " " + hex(r.value()) + " "
-                        + r.timestamp());
+                        + r.timestamp() + " " + text(r.headers()));
                 }
             }
             for (final String store : new TreeSet<>(driver.getAllStateStores().keySet())) {
