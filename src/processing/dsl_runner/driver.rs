@@ -143,7 +143,9 @@ fn cached_changelog(log: Vec<ChangelogRecord>, flushed: &[&Deferred]) -> Vec<Cha
     let keep: Vec<bool> = log
         .iter()
         .enumerate()
-        .map(|(i, c)| last[c.key.as_slice()] == i && !(c.value.is_none() && absent(&c.key)))
+        .map(|(i, c)| {
+            last.get(c.key.as_slice()) == Some(&i) && !(c.value.is_none() && absent(&c.key))
+        })
         .collect();
     log.into_iter()
         .zip(keep)
