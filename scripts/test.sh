@@ -102,14 +102,19 @@ if [ $unit_only -eq 0 ]; then
   cargo_test --test topology_parity -- --ignored --nocapture || failed=1
   phase_end "topology parity"
 
+  phase "DSL corpus through DslTestDriver and Java's TopologyTestDriver on the same records (issue 23; no broker)"
+  cargo_test --test dsl_driver_diff -- --ignored --nocapture || failed=1
+  phase_end "DSL driver diff"
+
   for version in "${versions[@]}"; do
     phase "live tests against Kafka $version"
     run_dir=$repo/.kafka/test-$version
     KSG_RUN_DIR=$run_dir KSG_PORT_BASE=$port_base bash "$repo/scripts/kafka.sh" start --kafka "$version"
     started_run_dir=$run_dir
-    # Every #[ignore]d test is a live test, except the broker-independent conformance suite
-    # copartition-order and topology-parity checks (run once above). live_transactions (issue 24)
-    # is among them: it downgrades this broker's transaction.version to 1 for one test and restores 2.
+    # Every #[ignore]d test is a live test, except the broker-independent conformance suite,
+    # copartition-order, topology-parity and DSL driver-diff checks (run once above).
+    # live_transactions (issue 24) is among them: it downgrades this broker's
+    # transaction.version to 1 for one test and restores 2.
     # The exactly-once kill -9 rounds and the zombie (issue 24) are asked for on 4.4.0 and
     # 4.2.2, and cost ~5 min per version: on the versions between, they are left out.
     between=()
@@ -119,6 +124,7 @@ if [ $unit_only -eq 0 ]; then
     esac
     KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --no-fail-fast --tests -- --ignored --skip conformance_against_kafka \
       --skip copartition_order_matches_kafka_streams --skip topologies_match_kafka_streams \
+      --skip dsl_programs_match_topology_test_driver \
       ${between[@]+"${between[@]}"} || failed=1
     if [ "$version" = 4.4.0 ]; then
       bash "$repo/scripts/run-examples.sh" "$run_dir/cluster.env" || failed=1

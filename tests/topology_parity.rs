@@ -26,12 +26,16 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use heartbeat_json::{first_difference, to_json};
+use kafka_streams_group::dsl::DslTopology;
 use kafka_streams_group::topology::{HeartbeatTopologyOptions, TopologyBuilder};
 use kafka_streams_group::JavaHashSetSizing;
 use serde_json::Value;
 
 /// One program of the corpus: its name (as in the Java corpus) and how to build it.
 pub type Program = (&'static str, fn() -> TopologyBuilder);
+
+/// One DSL program of the corpus (`tests/dsl_driver_diff.rs` runs these too).
+pub type DslProgram = (&'static str, fn() -> DslTopology);
 
 /// What the Java side printed for one program.
 struct JavaOutput {
@@ -160,10 +164,14 @@ fn topologies_match_kafka_streams() {
     } else {
         JavaHashSetSizing::Jdk11To18
     };
-    let programs: Vec<Program> = papi_corpus::programs()
+    let dsl = dsl_corpus::programs()
         .into_iter()
-        .chain(dsl_corpus::programs())
         .chain(dsl_ops_corpus::programs())
+        .map(|(name, build)| (name, build().topology().clone()));
+    let programs: Vec<(&str, TopologyBuilder)> = papi_corpus::programs()
+        .into_iter()
+        .map(|(name, build)| (name, build()))
+        .chain(dsl)
         .collect();
     let ours: BTreeSet<&str> = programs.iter().map(|(n, _)| *n).collect();
     let theirs: BTreeSet<&str> = java.keys().map(String::as_str).collect();
@@ -172,8 +180,8 @@ fn topologies_match_kafka_streams() {
         "the Rust and Java corpora name different programs"
     );
     let mut failures = Vec::new();
-    for (name, build) in &programs {
-        failures.extend(compare(name, &build(), &java[*name], sizing));
+    for (name, builder) in &programs {
+        failures.extend(compare(name, builder, &java[*name], sizing));
     }
     eprintln!(
         "{} programs against Kafka Streams 4.4.0 on Java {version}: {} differences",

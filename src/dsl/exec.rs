@@ -108,6 +108,9 @@ pub enum NodeExec {
         input_value: Option<AnySerde>,
         /// How values combine.
         combine: Combine,
+        /// `Materialized.withCachingEnabled` (Java's default): a record cache holds the
+        /// store's updates until a flush (see `processing::DslTestDriver`).
+        cached: bool,
     },
     /// `table`'s `KTABLE-SOURCE` processor: puts into its store if materialized.
     TableSource {
@@ -117,6 +120,8 @@ pub enum NodeExec {
         key: AnySerde,
         /// Value serde.
         value: AnySerde,
+        /// The store is cached (see [`NodeExec::Aggregate`]).
+        cached: bool,
     },
     /// `toStream`: a table's updates as records.
     ToStream,

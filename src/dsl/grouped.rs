@@ -218,6 +218,7 @@ impl<K: 'static, V: 'static> KGroupedStream<K, V> {
                 aggregate,
                 input_value: resolve_serde::<V>(self.grouped.value_typed.as_ref(), "value").ok(),
                 combine,
+                cached: materialized.caching_enabled,
             },
             (Err(e), _) | (_, Err(e)) => NodeExec::Unavailable(e),
         };

@@ -256,6 +256,7 @@ impl StreamsBuilder {
                 store: queryable.then(|| store.clone()),
                 key,
                 value,
+                cached: materialized.caching_enabled,
             },
             other => other,
         };

@@ -1,22 +1,20 @@
 //! The DSL twins of `TopologyParityDsl.programs` (same names, same operations, same order).
 
-use kafka_streams_group::dsl::{Consumed, Grouped, Materialized, Produced, StreamsBuilder};
-use kafka_streams_group::topology::TopologyBuilder;
+use kafka_streams_group::dsl::{
+    Consumed, DslTopology, Grouped, Materialized, Produced, StreamsBuilder,
+};
 
-use super::Program;
+use super::DslProgram;
 
 type S = String;
 
-fn build(program: impl FnOnce(&StreamsBuilder)) -> TopologyBuilder {
+fn build(program: impl FnOnce(&StreamsBuilder)) -> DslTopology {
     let b = StreamsBuilder::new();
     program(&b);
-    b.build()
-        .expect("the DSL program builds")
-        .topology()
-        .clone()
+    b.build().expect("the DSL program builds")
 }
 
-fn filter_to() -> TopologyBuilder {
+fn filter_to() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .filter(|_, v| !v.is_empty())
@@ -24,7 +22,7 @@ fn filter_to() -> TopologyBuilder {
     })
 }
 
-fn stateless_chain() -> TopologyBuilder {
+fn stateless_chain() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .filter_not(|_, v| v.is_empty())
@@ -38,7 +36,7 @@ fn stateless_chain() -> TopologyBuilder {
     })
 }
 
-fn foreach_and_branches() -> TopologyBuilder {
+fn foreach_and_branches() -> DslTopology {
     build(|b| {
         let s = b.stream::<S, S>("in");
         s.foreach(|_, _| {});
@@ -47,7 +45,7 @@ fn foreach_and_branches() -> TopologyBuilder {
     })
 }
 
-fn count() -> TopologyBuilder {
+fn count() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .group_by_key()
@@ -57,7 +55,7 @@ fn count() -> TopologyBuilder {
     })
 }
 
-fn group_by_count() -> TopologyBuilder {
+fn group_by_count() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .group_by(|_, v| v.clone())
@@ -67,7 +65,7 @@ fn group_by_count() -> TopologyBuilder {
     })
 }
 
-fn wordcount() -> TopologyBuilder {
+fn wordcount() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("lines")
             .flat_map_values(|v| v.split(' ').map(str::to_string).collect())
@@ -78,7 +76,7 @@ fn wordcount() -> TopologyBuilder {
     })
 }
 
-fn reduce() -> TopologyBuilder {
+fn reduce() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .group_by_key()
@@ -88,7 +86,7 @@ fn reduce() -> TopologyBuilder {
     })
 }
 
-fn aggregate() -> TopologyBuilder {
+fn aggregate() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .select_key(|_, v| v.clone())
@@ -99,7 +97,7 @@ fn aggregate() -> TopologyBuilder {
     })
 }
 
-fn named() -> TopologyBuilder {
+fn named() -> DslTopology {
     build(|b| {
         b.stream_with::<S, S>(&["in"], Consumed::named("src"))
             .filter_named(Some("f"), |_, _| true)
@@ -110,7 +108,7 @@ fn named() -> TopologyBuilder {
     })
 }
 
-fn count_materialized_unnamed() -> TopologyBuilder {
+fn count_materialized_unnamed() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .map(|k, v| (v.clone(), k.clone()))
@@ -121,7 +119,7 @@ fn count_materialized_unnamed() -> TopologyBuilder {
     })
 }
 
-fn named_grouping_reused() -> TopologyBuilder {
+fn named_grouping_reused() -> DslTopology {
     build(|b| {
         let g = b
             .stream::<S, S>("in")
@@ -132,7 +130,7 @@ fn named_grouping_reused() -> TopologyBuilder {
     })
 }
 
-fn unnamed_grouping_twice() -> TopologyBuilder {
+fn unnamed_grouping_twice() -> DslTopology {
     build(|b| {
         let g = b
             .stream::<S, S>("in")
@@ -143,7 +141,7 @@ fn unnamed_grouping_twice() -> TopologyBuilder {
     })
 }
 
-fn logging_config() -> TopologyBuilder {
+fn logging_config() -> DslTopology {
     build(|b| {
         let m = Materialized::named("s").with_logging_enabled(&[
             ("min.insync.replicas", "2"),
@@ -157,7 +155,7 @@ fn logging_config() -> TopologyBuilder {
     })
 }
 
-fn multi_topic_and_two_streams() -> TopologyBuilder {
+fn multi_topic_and_two_streams() -> DslTopology {
     build(|b| {
         b.stream_with::<S, S>(&["b", "a", "c"], Consumed::default())
             .map_values(|v| v.clone())
@@ -166,19 +164,19 @@ fn multi_topic_and_two_streams() -> TopologyBuilder {
     })
 }
 
-fn after_aggregation() -> TopologyBuilder {
+fn after_aggregation() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .group_by(|_, v| v.clone())
             .aggregate(String::new, |_, v, a| format!("{a}{v}"))
             .to_stream()
             .filter(|_, _| true)
-            .map_values(|v| v.len())
+            .map_values(|v| i32::try_from(v.len()).unwrap_or(i32::MAX))
             .to("out")
     })
 }
 
-fn to_extractor() -> TopologyBuilder {
+fn to_extractor() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in").to_extractor(
             "ext",
@@ -188,7 +186,7 @@ fn to_extractor() -> TopologyBuilder {
     })
 }
 
-fn group_by_key_named_no_repartition() -> TopologyBuilder {
+fn group_by_key_named_no_repartition() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .group_by_key_with(Grouped::named("unused"))
@@ -198,7 +196,7 @@ fn group_by_key_named_no_repartition() -> TopologyBuilder {
     })
 }
 
-fn named_processors() -> TopologyBuilder {
+fn named_processors() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .map_values_named(Some("mv"), |v| v.clone())
@@ -213,11 +211,11 @@ fn named_processors() -> TopologyBuilder {
     })
 }
 
-fn table_to_stream() -> TopologyBuilder {
+fn table_to_stream() -> DslTopology {
     build(|b| b.table::<S, S>("t").to_stream().to("out"))
 }
 
-fn table_materialized() -> TopologyBuilder {
+fn table_materialized() -> DslTopology {
     build(|b| {
         b.table_with::<S, S>("t", Consumed::default(), Materialized::named("t-store"))
             .to_stream()
@@ -226,7 +224,42 @@ fn table_materialized() -> TopologyBuilder {
     })
 }
 
-fn table_named_unlogged() -> TopologyBuilder {
+/// Several updates of one key in one record (the record cache shows the last).
+fn flat_map_values_count() -> DslTopology {
+    build(|b| {
+        b.stream::<S, S>("in")
+            .flat_map_values(|v| v.split(' ').map(str::to_string).collect())
+            .group_by_key()
+            .count()
+            .to_stream()
+            .to("out")
+    })
+}
+
+/// A cached table: a delete of an absent key is not forwarded.
+fn table_materialized_to_stream() -> DslTopology {
+    build(|b| {
+        b.table_with::<S, S>("t", Consumed::default(), Materialized::named("tomb-store"))
+            .to_stream()
+            .to("out")
+    })
+}
+
+/// Two repartition topics feeding one output topic.
+fn two_key_changes_one_topic() -> DslTopology {
+    build(|b| {
+        let s = b.stream::<S, S>("in");
+        for _ in 0..2 {
+            s.flat_map(|_, v| v.split(' ').map(|w| (w.to_string(), v.clone())).collect())
+                .group_by_key()
+                .count()
+                .to_stream()
+                .to("out");
+        }
+    })
+}
+
+fn table_named_unlogged() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("events")
             .map_values(|v| v.clone())
@@ -242,7 +275,7 @@ fn table_named_unlogged() -> TopologyBuilder {
 }
 
 /// The DSL programs.
-pub fn programs() -> Vec<Program> {
+pub fn programs() -> Vec<DslProgram> {
     vec![
         ("dsl-filter-to", filter_to),
         ("dsl-stateless-chain", stateless_chain),
@@ -270,6 +303,12 @@ pub fn programs() -> Vec<Program> {
         ("dsl-named-processors", named_processors),
         ("dsl-table-to-stream", table_to_stream),
         ("dsl-table-materialized", table_materialized),
+        ("dsl-flat-map-values-count", flat_map_values_count),
+        (
+            "dsl-table-materialized-to-stream",
+            table_materialized_to_stream,
+        ),
+        ("dsl-two-key-changes-one-topic", two_key_changes_one_topic),
         ("dsl-table-named-unlogged", table_named_unlogged),
     ]
 }

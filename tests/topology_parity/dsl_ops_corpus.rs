@@ -2,27 +2,22 @@
 //! merge, split, repartition, process, joins, `topology.optimization=all`).
 
 use kafka_streams_group::dsl::{
-    Branched, Consumed, Grouped, Materialized, Optimization, Repartitioned, StreamsBuilder,
+    Branched, Consumed, DslTopology, Grouped, Materialized, Optimization, Repartitioned,
+    StreamsBuilder,
 };
-use kafka_streams_group::topology::{StoreSpec, TopologyBuilder};
+use kafka_streams_group::topology::StoreSpec;
 
-use super::Program;
+use super::DslProgram;
 
 type S = String;
 
-fn build_with(
-    optimization: Optimization,
-    program: impl FnOnce(&StreamsBuilder),
-) -> TopologyBuilder {
+fn build_with(optimization: Optimization, program: impl FnOnce(&StreamsBuilder)) -> DslTopology {
     let b = StreamsBuilder::with_optimization(optimization);
     program(&b);
-    b.build()
-        .expect("the DSL program builds")
-        .topology()
-        .clone()
+    b.build().expect("the DSL program builds")
 }
 
-fn build(program: impl FnOnce(&StreamsBuilder)) -> TopologyBuilder {
+fn build(program: impl FnOnce(&StreamsBuilder)) -> DslTopology {
     build_with(Optimization::None, program)
 }
 
@@ -30,7 +25,7 @@ fn unnamed() -> Materialized {
     Materialized::default()
 }
 
-fn table_filter() -> TopologyBuilder {
+fn table_filter() -> DslTopology {
     build(|b| {
         b.table::<S, S>("t")
             .filter(|_, v| !v.is_empty())
@@ -39,7 +34,7 @@ fn table_filter() -> TopologyBuilder {
     })
 }
 
-fn table_filter_not_materialized() -> TopologyBuilder {
+fn table_filter_not_materialized() -> DslTopology {
     build(|b| {
         b.table::<S, S>("t")
             .filter_not_with(None, Some(Materialized::named("f-store")), |_, v| {
@@ -50,7 +45,7 @@ fn table_filter_not_materialized() -> TopologyBuilder {
     })
 }
 
-fn table_filter_unnamed_materialized() -> TopologyBuilder {
+fn table_filter_unnamed_materialized() -> DslTopology {
     build(|b| {
         b.table::<S, S>("t")
             .filter_with(Some("keep"), Some(unnamed()), |_, _| true)
@@ -59,7 +54,7 @@ fn table_filter_unnamed_materialized() -> TopologyBuilder {
     })
 }
 
-fn table_map_values() -> TopologyBuilder {
+fn table_map_values() -> DslTopology {
     build(|b| {
         b.table::<S, S>("t")
             .map_values(|v| format!("{v}!"))
@@ -69,7 +64,7 @@ fn table_map_values() -> TopologyBuilder {
     })
 }
 
-fn table_map_values_materialized() -> TopologyBuilder {
+fn table_map_values_materialized() -> DslTopology {
     build(|b| {
         b.table_with::<S, S>("t", Consumed::default(), Materialized::named("src"))
             .map_values_with(Some("mv"), Some(Materialized::named("mv-store")), |v| {
@@ -80,7 +75,7 @@ fn table_map_values_materialized() -> TopologyBuilder {
     })
 }
 
-fn table_group_by_count() -> TopologyBuilder {
+fn table_group_by_count() -> DslTopology {
     build(|b| {
         b.table::<S, S>("t")
             .group_by(|_, v| (v.clone(), v.clone()))
@@ -90,7 +85,7 @@ fn table_group_by_count() -> TopologyBuilder {
     })
 }
 
-fn table_group_by_named_reduce_and_aggregate() -> TopologyBuilder {
+fn table_group_by_named_reduce_and_aggregate() -> DslTopology {
     build(|b| {
         let g = b
             .table::<S, S>("t")
@@ -110,7 +105,7 @@ fn table_group_by_named_reduce_and_aggregate() -> TopologyBuilder {
     })
 }
 
-fn table_chain_group_by_materialized() -> TopologyBuilder {
+fn table_chain_group_by_materialized() -> DslTopology {
     build(|b| {
         b.table::<S, S>("t")
             .filter(|_, _| true)
@@ -127,11 +122,11 @@ fn table_chain_group_by_materialized() -> TopologyBuilder {
     })
 }
 
-fn to_table() -> TopologyBuilder {
+fn to_table() -> DslTopology {
     build(|b| b.stream::<S, S>("in").to_table().to_stream().to("out"))
 }
 
-fn to_table_after_key_change() -> TopologyBuilder {
+fn to_table_after_key_change() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .select_key(|_, v| v.clone())
@@ -141,7 +136,7 @@ fn to_table_after_key_change() -> TopologyBuilder {
     })
 }
 
-fn to_table_unnamed_after_key_change() -> TopologyBuilder {
+fn to_table_unnamed_after_key_change() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .map(|k, v| (v.clone(), k.clone()))
@@ -152,7 +147,7 @@ fn to_table_unnamed_after_key_change() -> TopologyBuilder {
     })
 }
 
-fn merge() -> TopologyBuilder {
+fn merge() -> DslTopology {
     build(|b| {
         let a = b.stream::<S, S>("a");
         let x = b.stream::<S, S>("b").map_values(|v| v.clone());
@@ -160,7 +155,7 @@ fn merge() -> TopologyBuilder {
     })
 }
 
-fn merge_named_then_count() -> TopologyBuilder {
+fn merge_named_then_count() -> DslTopology {
     build(|b| {
         let a = b.stream::<S, S>("a").select_key(|_, v| v.clone());
         let x = b.stream::<S, S>("b");
@@ -172,7 +167,7 @@ fn merge_named_then_count() -> TopologyBuilder {
     })
 }
 
-fn split() -> TopologyBuilder {
+fn split() -> DslTopology {
     build(|b| {
         let m = b
             .stream::<S, S>("in")
@@ -186,7 +181,7 @@ fn split() -> TopologyBuilder {
     })
 }
 
-fn split_named() -> TopologyBuilder {
+fn split_named() -> DslTopology {
     build(|b| {
         let m = b
             .stream::<S, S>("in")
@@ -207,7 +202,7 @@ fn split_named() -> TopologyBuilder {
     })
 }
 
-fn split_no_default_then_group() -> TopologyBuilder {
+fn split_no_default_then_group() -> DslTopology {
     build(|b| {
         let m = b
             .stream::<S, S>("in")
@@ -223,11 +218,11 @@ fn split_no_default_then_group() -> TopologyBuilder {
     })
 }
 
-fn repartition() -> TopologyBuilder {
+fn repartition() -> DslTopology {
     build(|b| b.stream::<S, S>("in").repartition().to("out"))
 }
 
-fn repartition_named_partitions() -> TopologyBuilder {
+fn repartition_named_partitions() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .repartition_with(Repartitioned::named("rp").with_partitions(4))
@@ -238,7 +233,7 @@ fn repartition_named_partitions() -> TopologyBuilder {
     })
 }
 
-fn multiple_repartitions() -> TopologyBuilder {
+fn multiple_repartitions() -> DslTopology {
     build(|b| {
         b.stream::<S, S>("in")
             .select_key(|_, v| v.clone())
@@ -258,7 +253,7 @@ fn multiple_repartitions() -> TopologyBuilder {
 /// A stand-in for a Processor-API processor supplier.
 struct Supplier;
 
-fn process() -> TopologyBuilder {
+fn process() -> DslTopology {
     build(|b| {
         b.add_state_store(StoreSpec::new("ps"));
         b.stream::<S, S>("in")
@@ -273,7 +268,7 @@ fn process() -> TopologyBuilder {
     })
 }
 
-fn stream_table_join() -> TopologyBuilder {
+fn stream_table_join() -> DslTopology {
     build(|b| {
         let t = b.table::<S, S>("t");
         b.stream::<S, S>("in")
@@ -282,16 +277,18 @@ fn stream_table_join() -> TopologyBuilder {
     })
 }
 
-fn stream_table_left_join_named_after_key_change() -> TopologyBuilder {
+fn stream_table_left_join_named_after_key_change() -> DslTopology {
     build(|b| {
         let s = b.stream::<S, S>("in").select_key(|_, v| v.clone());
         let t = b.table_with::<S, S>("t", Consumed::default(), Materialized::named("t-store"));
-        s.left_join_with(&t, Some("lj"), |v, x| format!("{v}{x:?}"))
-            .to("out");
+        s.left_join_with(&t, Some("lj"), |v, x| {
+            format!("{v}{}", x.map_or("null".to_string(), |x| x.to_string()))
+        })
+        .to("out");
     })
 }
 
-fn stream_table_join_unnamed_after_key_change() -> TopologyBuilder {
+fn stream_table_join_unnamed_after_key_change() -> DslTopology {
     build(|b| {
         let t = b.table::<S, S>("t").filter(|_, _| true);
         b.stream::<S, S>("in")
@@ -301,19 +298,21 @@ fn stream_table_join_unnamed_after_key_change() -> TopologyBuilder {
     })
 }
 
-fn stream_join_aggregated_table() -> TopologyBuilder {
+fn stream_join_aggregated_table() -> DslTopology {
     build(|b| {
         let users = b
             .stream::<S, S>("users")
             .group_by_key()
             .reduce(|_, v| v.clone());
         b.stream::<S, S>("clicks")
-            .left_join(&users, |v, u| format!("{v}{u:?}"))
+            .left_join(&users, |v, u| {
+                format!("{v}{}", u.map_or("null".to_string(), |u| u.to_string()))
+            })
             .to("out");
     })
 }
 
-fn table_table_join() -> TopologyBuilder {
+fn table_table_join() -> DslTopology {
     build(|b| {
         let a = b.table::<S, S>("a");
         let x = b.table::<S, S>("b");
@@ -321,7 +320,7 @@ fn table_table_join() -> TopologyBuilder {
     })
 }
 
-fn table_table_left_join_named_materialized() -> TopologyBuilder {
+fn table_table_left_join_named_materialized() -> DslTopology {
     build(|b| {
         let a = b.table::<S, S>("a");
         let x = b.table_with::<S, S>("b", Consumed::default(), Materialized::named("b-store"));
@@ -336,7 +335,7 @@ fn table_table_left_join_named_materialized() -> TopologyBuilder {
     })
 }
 
-fn table_table_outer_join_unnamed_materialized() -> TopologyBuilder {
+fn table_table_outer_join_unnamed_materialized() -> DslTopology {
     build(|b| {
         let a = b.table::<S, S>("a").map_values(|v| v.clone());
         let x = b.table::<S, S>("b");
@@ -346,7 +345,7 @@ fn table_table_outer_join_unnamed_materialized() -> TopologyBuilder {
     })
 }
 
-fn join_chain() -> TopologyBuilder {
+fn join_chain() -> DslTopology {
     build(|b| {
         let a = b.table::<S, S>("a");
         let x = b.table::<S, S>("b");
@@ -359,27 +358,33 @@ fn join_chain() -> TopologyBuilder {
     })
 }
 
-fn two_joins_one_key_change() -> TopologyBuilder {
+fn two_joins_one_key_change() -> DslTopology {
     build(|b| {
         let t = b.table::<S, S>("t");
         let u = b.table::<S, S>("u");
         let s = b.stream::<S, S>("in").select_key(|_, v| v.clone());
         s.join(&t, |v, x| format!("{v}{x}")).to("out1");
-        s.left_join(&u, |v, x| format!("{v}{x:?}")).to("out2");
+        s.left_join(&u, |v, x| {
+            format!("{v}{}", x.map_or("null".to_string(), |x| x.to_string()))
+        })
+        .to("out2");
     })
 }
 
-fn named_then_unnamed_join_one_key_change() -> TopologyBuilder {
+fn named_then_unnamed_join_one_key_change() -> DslTopology {
     build(|b| {
         let t = b.table::<S, S>("t");
         let s = b.stream::<S, S>("in").map(|k, v| (v.clone(), k.clone()));
         s.join_with(&t, Some("first"), |v, x| format!("{v}{x}"))
             .to("out1");
-        s.left_join(&t, |v, x| format!("{v}{x:?}")).to("out2");
+        s.left_join(&t, |v, x| {
+            format!("{v}{}", x.map_or("null".to_string(), |x| x.to_string()))
+        })
+        .to("out2");
     })
 }
 
-fn to_table_joined() -> TopologyBuilder {
+fn to_table_joined() -> DslTopology {
     build(|b| {
         let t = b.stream::<S, S>("t").to_table();
         b.stream::<S, S>("in")
@@ -388,7 +393,7 @@ fn to_table_joined() -> TopologyBuilder {
     })
 }
 
-fn table_source_reuse_all() -> TopologyBuilder {
+fn table_source_reuse_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         b.table_with::<S, S>("t", Consumed::default(), Materialized::named("t-store"))
             .to_stream()
@@ -396,16 +401,18 @@ fn table_source_reuse_all() -> TopologyBuilder {
     })
 }
 
-fn stream_table_join_all() -> TopologyBuilder {
+fn stream_table_join_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let t = b.table::<S, S>("t");
         b.stream::<S, S>("in")
-            .left_join(&t, |v, x| format!("{v}{x:?}"))
+            .left_join(&t, |v, x| {
+                format!("{v}{}", x.map_or("null".to_string(), |x| x.to_string()))
+            })
             .to("out");
     })
 }
 
-fn table_group_by_all() -> TopologyBuilder {
+fn table_group_by_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         b.table_with::<S, S>("t", Consumed::named("tbl"), Materialized::default())
             .group_by(|_, v| (v.clone(), v.clone()))
@@ -415,7 +422,7 @@ fn table_group_by_all() -> TopologyBuilder {
     })
 }
 
-fn table_table_join_all() -> TopologyBuilder {
+fn table_table_join_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let a = b.table::<S, S>("a");
         a.join(&b.table::<S, S>("b"), |l, r| format!("{l}{r}"))
@@ -424,7 +431,7 @@ fn table_table_join_all() -> TopologyBuilder {
     })
 }
 
-fn wordcount_all() -> TopologyBuilder {
+fn wordcount_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         b.stream::<S, S>("lines")
             .flat_map_values(|v| v.split(' ').map(str::to_string).collect())
@@ -435,7 +442,7 @@ fn wordcount_all() -> TopologyBuilder {
     })
 }
 
-fn two_aggregations_one_key_change_all() -> TopologyBuilder {
+fn two_aggregations_one_key_change_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let g = b
             .stream::<S, S>("in")
@@ -446,7 +453,7 @@ fn two_aggregations_one_key_change_all() -> TopologyBuilder {
     })
 }
 
-fn branches_after_key_change_all() -> TopologyBuilder {
+fn branches_after_key_change_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let s = b.stream::<S, S>("in").map(|k, v| (v.clone(), k.clone()));
         s.filter(|_, _| true)
@@ -464,7 +471,7 @@ fn branches_after_key_change_all() -> TopologyBuilder {
     })
 }
 
-fn value_change_blocks_merging_all() -> TopologyBuilder {
+fn value_change_blocks_merging_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let s = b.stream::<S, S>("in").select_key(|_, v| v.clone());
         s.map_values(|v| v.clone())
@@ -479,7 +486,7 @@ fn value_change_blocks_merging_all() -> TopologyBuilder {
     })
 }
 
-fn join_and_count_after_key_change_all() -> TopologyBuilder {
+fn join_and_count_after_key_change_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let t = b.table::<S, S>("t");
         let s = b.stream::<S, S>("in").select_key(|_, v| v.clone());
@@ -489,7 +496,7 @@ fn join_and_count_after_key_change_all() -> TopologyBuilder {
     })
 }
 
-fn explicit_repartition_all() -> TopologyBuilder {
+fn explicit_repartition_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         b.stream::<S, S>("in")
             .select_key(|_, v| v.clone())
@@ -501,7 +508,7 @@ fn explicit_repartition_all() -> TopologyBuilder {
     })
 }
 
-fn multiple_repartitions_all() -> TopologyBuilder {
+fn multiple_repartitions_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         b.stream::<S, S>("in")
             .select_key(|_, v| v.clone())
@@ -517,7 +524,7 @@ fn multiple_repartitions_all() -> TopologyBuilder {
     })
 }
 
-fn merge_two_key_changes_then_count_all() -> TopologyBuilder {
+fn merge_two_key_changes_then_count_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let a = b.stream::<S, S>("a").select_key(|_, v| v.clone());
         let x = b.stream::<S, S>("b").select_key(|k, v| format!("{k}{v}"));
@@ -525,7 +532,7 @@ fn merge_two_key_changes_then_count_all() -> TopologyBuilder {
     })
 }
 
-fn merge_named_then_count_all() -> TopologyBuilder {
+fn merge_named_then_count_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let a = b.stream::<S, S>("a").select_key(|_, v| v.clone());
         let x = b.stream::<S, S>("b");
@@ -537,7 +544,7 @@ fn merge_named_then_count_all() -> TopologyBuilder {
     })
 }
 
-fn key_change_merged_and_direct_all() -> TopologyBuilder {
+fn key_change_merged_and_direct_all() -> DslTopology {
     build_with(Optimization::All, |b| {
         let s = b.stream::<S, S>("a").select_key(|_, v| v.clone());
         s.merge(&b.stream::<S, S>("b"))
@@ -553,7 +560,7 @@ fn key_change_merged_and_direct_all() -> TopologyBuilder {
 }
 
 /// The programs, under their Java names.
-pub fn programs() -> Vec<Program> {
+pub fn programs() -> Vec<DslProgram> {
     vec![
         ("ops-table-filter", table_filter),
         (

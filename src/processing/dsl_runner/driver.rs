@@ -1,6 +1,6 @@
 //! [`DslTestDriver`]: a DSL program without a broker, as Java's `TopologyTestDriver`.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use crate::common::TopicPartition;
@@ -12,7 +12,8 @@ use crate::topology::HeartbeatTopologyOptions;
 
 use super::super::deserialization::DeserializationHandler;
 use super::super::task::InputRecord;
-use super::run::Emit;
+use super::queues::TopicQueues;
+use super::run::{Deferred, Emit};
 use super::DslProgram;
 use crate::consumer::RecordHeaders;
 use crate::state::{ChangelogRecord, KeyValueStore, StoreFormat};
@@ -35,9 +36,14 @@ pub struct TestRecord {
 }
 
 /// Runs a DSL program on records given by the test, without a broker, as Java's
-/// `TopologyTestDriver`: one partition (0) per topic and one task per subtopology; a
-/// record the program writes to a topic it reads (its repartition topics) is processed
-/// right after the record that wrote it. Every topic's written records are kept for
+/// `TopologyTestDriver`: one partition (0) per topic and one task per subtopology; the
+/// records the program writes to topics it reads (its repartition topics) are processed
+/// before [`pipe_input`](Self::pipe_input) returns, taken from the topics in the order of
+/// Java's `PartitionGroup` (the earliest first record first; see `dsl_runner::queues` for
+/// ties). As there, the record cache of a cached store
+/// (Java's default) is flushed after every record: several updates of one key by one
+/// record forward and log only the last, after the record's other output, and a delete of
+/// a key the store did not hold goes nowhere. Every topic's written records are kept for
 /// [`read_output`](Self::read_output), the stores for [`store_entries`](Self::store_entries)
 /// and their changelog records for [`take_changelog`](Self::take_changelog).
 ///
@@ -72,10 +78,12 @@ pub struct DslTestDriver {
     stream_time: i64,
 }
 
-/// The driver's view for one record: its stores and the records sent.
+/// The driver's view for one record: its stores, the records sent, and the updates of
+/// cached stores waiting for the flush (in the order of their last update, one per key).
 struct Sink<'a> {
     stores: &'a mut BTreeMap<String, KeyValueStore>,
     sent: Vec<TestRecord>,
+    deferred: Vec<Deferred>,
 }
 
 impl Emit for Sink<'_> {
@@ -106,6 +114,43 @@ impl Emit for Sink<'_> {
                 reason: format!("the program has no store named {name:?}"),
             })
     }
+
+    fn caching(&self) -> bool {
+        true
+    }
+
+    /// Java's `NamedCache.put` of a dirty key: the entry moves to the end; whether the
+    /// store held the key before the record is the first update's answer.
+    fn defer(&mut self, mut update: Deferred) {
+        let same = |d: &Deferred| d.store == update.store && d.key == update.key;
+        if let Some(i) = self.deferred.iter().position(same) {
+            update.existed = self.deferred.remove(i).existed;
+        }
+        self.deferred.push(update);
+    }
+}
+
+/// A cached store's changelog records of one record as Java's flush writes them: one per
+/// key (the last), in the order of the keys' last updates, without deletes of keys the
+/// store did not hold before the record.
+fn cached_changelog(log: Vec<ChangelogRecord>, flushed: &[&Deferred]) -> Vec<ChangelogRecord> {
+    let absent = |key: &[u8]| flushed.iter().any(|d| d.key == key && !d.existed);
+    let last: HashMap<&[u8], usize> = log
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.key.as_slice(), i))
+        .collect();
+    let keep: Vec<bool> = log
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            last.get(c.key.as_slice()) == Some(&i) && !(c.value.is_none() && absent(&c.key))
+        })
+        .collect();
+    log.into_iter()
+        .zip(keep)
+        .filter_map(|(c, k)| k.then_some(c))
+        .collect()
 }
 
 fn no_serde(what: &str, ty: &str) -> Error {
@@ -159,10 +204,26 @@ impl DslTestDriver {
         value: Option<&[u8]>,
         timestamp: i64,
     ) -> Result<(), Error> {
+        self.pipe_input_with_headers(topic, key, value, timestamp, Vec::new())
+    }
+
+    /// [`pipe_input`](Self::pipe_input) with headers (name, value; `None`: a null value),
+    /// which the program's sinks pass on as Java's do.
+    pub fn pipe_input_with_headers(
+        &mut self,
+        topic: &str,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        timestamp: i64,
+        headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    ) -> Result<(), Error> {
         let offset = self.next_offset(topic);
-        let first = InputRecord::new(TopicPartition::new(topic, 0), offset, timestamp, key, value);
-        let mut queue = VecDeque::from([first]);
-        while let Some(record) = queue.pop_front() {
+        let mut first =
+            InputRecord::new(TopicPartition::new(topic, 0), offset, timestamp, key, value);
+        first.headers = headers.into();
+        let mut queue = TopicQueues::default();
+        queue.add(first);
+        while let Some(record) = queue.pop() {
             for mut r in self.process_one(&record)? {
                 r.offset = self.next_offset(&r.topic);
                 if self.program.reads(&r.topic) {
@@ -174,7 +235,7 @@ impl DslTestDriver {
                         r.value.as_deref(),
                     );
                     next.headers = r.headers.clone().into();
-                    queue.push_back(next);
+                    queue.add(next);
                 }
                 self.outputs
                     .entry(r.topic.clone())
@@ -204,13 +265,26 @@ impl DslTestDriver {
         let mut sink = Sink {
             stores: &mut self.stores,
             sent: Vec::new(),
+            deferred: Vec::new(),
         };
-        let result = self.program.process(&sub, &mut sink, record);
+        let mut result = self.program.process(&sub, &mut sink, record);
+        // TopologyTestDriver commits after every record: the record caches flush, and
+        // what a flush forwards into other cached stores flushes next.
+        let mut flushed = Vec::new();
+        while result.is_ok() && !sink.deferred.is_empty() {
+            let updates = std::mem::take(&mut sink.deferred);
+            result = self.program.flush(&mut sink, record, updates.clone());
+            flushed.extend(updates);
+        }
         let sent = std::mem::take(&mut sink.sent);
         let task = StreamsTaskId::new(sub.clone(), 0);
         let skipped = self.handler.decide(result, &task, record)?;
         for (name, store) in &mut self.stores {
-            let log = store.take_changelog();
+            let mut log = store.take_changelog();
+            let mine: Vec<&Deferred> = flushed.iter().filter(|d| &d.store == name).collect();
+            if self.program.is_cached(name) {
+                log = cached_changelog(log, &mine);
+            }
             self.changelogs.entry(name.clone()).or_default().extend(log);
         }
         Ok(if skipped { Vec::new() } else { sent })
@@ -285,6 +359,17 @@ impl DslTestDriver {
                 Some((k.to_vec(), v.to_vec(), ts))
             })
             .collect()
+    }
+
+    /// The topics records were written to (internal ones with the application id before
+    /// them; changelogs not included: see [`take_changelog`](Self::take_changelog)), sorted.
+    pub fn output_topics(&self) -> Vec<String> {
+        self.outputs.keys().cloned().collect()
+    }
+
+    /// The names of the program's stores, sorted.
+    pub fn store_names(&self) -> Vec<String> {
+        self.stores.keys().cloned().collect()
     }
 
     /// The changelog records store `store` wrote since the last call, in order.

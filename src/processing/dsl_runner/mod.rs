@@ -13,9 +13,13 @@
 //! `ChangeLoggingTimestampedKeyValueBytesStore`; the timestamp is the larger of the old
 //! one and the record's), `toStream`, and `KStream`–`KTable` `join` / `leftJoin` with a
 //! `table()` or an aggregation (with the repartition step after a key change; the table's
-//! store is the one the join materialized, named or not). Every update of a table is forwarded at once, as
-//! Java does with `statestore.cache.max.bytes=0` (the runtime's record cache, if on, still
-//! delays the store's changelog writes to the commit).
+//! store is the one the join materialized, named or not). In the runtime every update of a
+//! table is forwarded at once, as Java does with `statestore.cache.max.bytes=0` (the
+//! runtime's record cache, if on, still delays the store's changelog writes to the commit).
+//! [`DslTestDriver`] shows what Java's `TopologyTestDriver` shows: its record cache (on by
+//! default) is flushed after every record, so a cached store (`Materialized` caches unless
+//! `with_caching_disabled`) forwards and logs one update per key per record, the last, and
+//! drops a delete of a key it did not hold.
 //!
 //! A node the runner does not know (an operation added to the DSL before the runner learnt
 //! it), a missing serde, or a store without a changelog is refused when the program is
@@ -24,9 +28,10 @@
 //! [`DslTestDriver`] runs a program without a broker, as Java's `TopologyTestDriver`.
 
 mod driver;
+mod queues;
 mod run;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::dsl::{DslTopology, NodeExec, Optimization};
@@ -59,6 +64,8 @@ pub struct DslProgram {
     stores: BTreeMap<String, Vec<String>>,
     topology: StreamsTopology,
     internal: Vec<String>,
+    /// The stores with a record cache (`Materialized.withCachingEnabled`, Java's default).
+    cached: BTreeSet<String>,
 }
 
 impl std::fmt::Debug for DslProgram {
@@ -149,12 +156,29 @@ impl DslProgram {
             })
             .cloned()
             .collect();
+        let cached = nodes
+            .iter()
+            .filter_map(|n| match &n.exec {
+                NodeExec::Aggregate {
+                    store,
+                    cached: true,
+                    ..
+                }
+                | NodeExec::TableSource {
+                    store: Some(store),
+                    cached: true,
+                    ..
+                } => Some(store.clone()),
+                _ => None,
+            })
+            .collect();
         Ok(DslProgram {
             nodes,
             sources,
             stores,
             topology,
             internal,
+            cached,
         })
     }
 
@@ -171,6 +195,11 @@ impl DslProgram {
     /// Whether the program reads `topic` (as named on the broker).
     pub fn reads(&self, topic: &str) -> bool {
         self.sources.contains_key(topic)
+    }
+
+    /// Whether store `store` has a record cache (Java's default for a DSL store).
+    pub fn is_cached(&self, store: &str) -> bool {
+        self.cached.contains(store)
     }
 
     /// Whether `topic` is one of the program's repartition topics (as on the broker).

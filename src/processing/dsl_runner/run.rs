@@ -31,6 +31,31 @@ pub(super) trait Emit {
 
     /// The task's store `name`.
     fn store(&mut self, name: &str) -> Result<&mut KeyValueStore, Error>;
+
+    /// Whether updates of cached stores wait for a flush ([`Emit::defer`]) rather than go
+    /// downstream at once: the test driver's record cache. The runtime forwards at once.
+    fn caching(&self) -> bool {
+        false
+    }
+
+    /// Holds an update of a cached store for the flush at the end of the record.
+    fn defer(&mut self, _update: Deferred) {}
+}
+
+/// An update of a cached store waiting for the flush: Java's dirty cache entry.
+#[derive(Clone, Debug)]
+pub(super) struct Deferred {
+    /// The node that updated the store (an aggregation or a table source).
+    pub(super) node: usize,
+    /// The store.
+    pub(super) store: String,
+    /// The key's bytes.
+    pub(super) key: Vec<u8>,
+    /// Whether the store held the key before the record (a delete of a key it did not
+    /// hold goes nowhere).
+    pub(super) existed: bool,
+    /// The timestamp of the last update.
+    pub(super) timestamp: i64,
 }
 
 impl Emit for TaskContext<'_> {
@@ -232,6 +257,7 @@ impl Walk<'_> {
             aggregate,
             input_value,
             combine,
+            cached,
         } = &node.exec
         else {
             return Ok(());
@@ -259,6 +285,16 @@ impl Walk<'_> {
         let new_ref: &dyn Any = new.as_deref().unwrap_or(v);
         let bytes = ser(aggregate, Some(new_ref), name)?;
         self.ctx.store(store)?.put(&kb, bytes.as_deref(), new_ts);
+        if *cached && self.ctx.caching() {
+            self.ctx.defer(Deferred {
+                node: i,
+                store: store.clone(),
+                key: kb,
+                existed: old.is_some(),
+                timestamp: new_ts,
+            });
+            return Ok(());
+        }
         self.forward(i, key, Some(new_ref), new_ts)
     }
 
@@ -280,6 +316,7 @@ impl Walk<'_> {
             store,
             key: ks,
             value: vs,
+            cached,
         } = &node.exec
         else {
             return Ok(());
@@ -290,9 +327,84 @@ impl Walk<'_> {
         };
         if let Some(store) = store {
             let vb = ser(vs, value, &node.name)?;
-            self.ctx.store(store)?.put(&kb, vb.as_deref(), ts);
+            let kv = self.ctx.store(store)?;
+            let existed = kv.get(&kb).is_some();
+            kv.put(&kb, vb.as_deref(), ts);
+            if *cached && self.ctx.caching() {
+                self.ctx.defer(Deferred {
+                    node: i,
+                    store: store.clone(),
+                    key: kb,
+                    existed,
+                    timestamp: ts,
+                });
+                return Ok(());
+            }
         }
         self.forward(i, key, value, ts)
+    }
+
+    /// Java's `CachingKeyValueStore` flush of one dirty entry: forwards the key's value in
+    /// the store now, with its timestamp, or a null if the key is gone and the store held
+    /// it before the record (a delete of a key it never held is dropped).
+    fn flush_one(&mut self, update: &Deferred) -> Result<(), Error> {
+        let program = self.program;
+        let node = &program.nodes[update.node];
+        let (ks, vs) = match &node.exec {
+            NodeExec::Aggregate { key, aggregate, .. } => (key, aggregate),
+            NodeExec::TableSource { key, value, .. } => (key, value),
+            _ => {
+                return Err(failed(
+                    &node.name,
+                    "a deferred update of a node without a store",
+                ))
+            }
+        };
+        let now = self
+            .ctx
+            .store(&update.store)?
+            .get_with_timestamp(&update.key)
+            .map(|(v, ts)| (v.to_vec(), ts));
+        let read = |serde: &AnySerde, bytes: &[u8]| {
+            serde
+                .deserialize(Some(bytes))
+                .map_err(|e| failed(&update.store, format!("a cached entry cannot be read: {e}")))
+        };
+        let key = read(ks, &update.key)?;
+        match now {
+            Some((bytes, ts)) => {
+                let value = read(vs, &bytes)?;
+                self.forward(update.node, key.as_deref(), value.as_deref(), ts)
+            }
+            None if update.existed => {
+                self.forward(update.node, key.as_deref(), None, update.timestamp)
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+impl DslProgram {
+    /// Flushes the deferred updates of cached stores after `record` (see [`Emit::defer`]):
+    /// store by store in the program's order, each store's keys in the order of their last
+    /// update, as Java flushes its record caches on commit. What the forwards update in
+    /// cached stores is deferred again, for the caller's next flush.
+    pub(super) fn flush(
+        &self,
+        ctx: &mut dyn Emit,
+        record: &InputRecord,
+        mut updates: Vec<Deferred>,
+    ) -> Result<(), Error> {
+        updates.sort_by_key(|u| u.node);
+        let mut walk = Walk {
+            program: self,
+            ctx,
+            record,
+        };
+        for u in &updates {
+            walk.flush_one(u)?;
+        }
+        Ok(())
     }
 }
 

@@ -84,6 +84,24 @@ fn word_count_writes_javas_bytes() {
     assert_eq!(d.stream_time(), 20);
 }
 
+/// Headers piped in reach every topic the record's processing writes (repartition topic
+/// and output, the cached count's flush included), and no changelog record.
+#[test]
+fn piped_headers_pass_through_sinks() {
+    let mut d = DslTestDriver::new(&word_count(), "wc").unwrap();
+    let h = vec![(b"h".to_vec(), Some(b"1".to_vec())), (b"n".to_vec(), None)];
+    d.pipe_input_with_headers("lines", None, Some(b"a"), 5, h.clone())
+        .unwrap();
+    let repartition = "wc-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition";
+    assert_eq!(d.read_output(repartition)[0].headers, h);
+    assert_eq!(d.read_output("counts")[0].headers, h);
+    assert_eq!(d.output_topics(), ["counts", repartition]);
+    assert_eq!(
+        d.store_names(),
+        ["KSTREAM-AGGREGATE-STATE-STORE-0000000003"]
+    );
+}
+
 /// The stateless operations, in one chain, with Java's results.
 #[test]
 fn stateless_operations() {
@@ -213,6 +231,100 @@ fn table_source_and_to_stream() {
     let log = d.take_changelog("users-store");
     assert_eq!(log.len(), 3);
     assert_eq!(log[2].value, None, "a tombstone");
+}
+
+/// As Java's `TopologyTestDriver` (record cache on by default, flushed after each record):
+/// a cached store forwards and logs one update per key per record, the last; a cached table drops a delete of a key it did not hold; a store
+/// with caching disabled shows every update at once.
+#[test]
+fn cached_stores_flush_after_each_record() {
+    let builder = StreamsBuilder::new();
+    let words = |l: &String| l.split(' ').map(str::to_string).collect::<Vec<_>>();
+    builder
+        .stream::<String, String>("lines")
+        .flat_map_values(words)
+        .group_by_key()
+        .count_with(None, Materialized::named("cached"))
+        .to_stream()
+        .to("counts");
+    builder
+        .stream::<String, String>("raw")
+        .flat_map_values(words)
+        .group_by_key()
+        .count_with(None, Materialized::named("plain").with_caching_disabled())
+        .to_stream()
+        .to("all");
+    builder
+        .table_with::<String, Option<String>>("t", Consumed::default(), Materialized::named("ts"))
+        .to_stream()
+        .to("table");
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    d.pipe_input("lines", Some(b"k"), Some(b"a b c"), 10)
+        .unwrap();
+    d.pipe_input("lines", Some(b"j"), Some(b"x"), 11).unwrap();
+    assert_eq!(
+        kv(d.read_output("counts")),
+        [
+            (Some(b"k".to_vec()), Some(be(3)), 10),
+            (Some(b"j".to_vec()), Some(be(1)), 11)
+        ]
+    );
+    let log: Vec<_> = d
+        .take_changelog("cached")
+        .into_iter()
+        .map(|c| c.value)
+        .collect();
+    assert_eq!(log, [Some(be(3)), Some(be(1))]);
+    d.pipe_input("raw", Some(b"k"), Some(b"a b"), 12).unwrap();
+    let all: Vec<_> = kv(d.read_output("all")).into_iter().map(|r| r.1).collect();
+    assert_eq!(all, [Some(be(1)), Some(be(2))]);
+    assert_eq!(d.take_changelog("plain").len(), 2);
+    d.pipe_input("t", Some(b"x"), None, 5).unwrap();
+    d.pipe_input("t", Some(b"x"), Some(b"1"), 6).unwrap();
+    d.pipe_input("t", Some(b"x"), None, 7).unwrap();
+    let w = |s: &str| Some(s.as_bytes().to_vec());
+    assert_eq!(
+        kv(d.read_output("table")),
+        [(w("x"), w("1"), 6), (w("x"), None, 7)]
+    );
+    let log: Vec<_> = d
+        .take_changelog("ts")
+        .into_iter()
+        .map(|c| c.value)
+        .collect();
+    assert_eq!(log, [w("1"), None]);
+}
+
+/// Records waiting in two repartition topics are taken as Java's `PartitionGroup` takes
+/// them (equal timestamps: the topics alternate), not in the order they were written.
+#[test]
+fn repartition_topics_are_read_in_javas_order() {
+    let builder = StreamsBuilder::new();
+    let s = builder.stream::<String, String>("in");
+    for upper in [false, true] {
+        s.flat_map(move |_, v: &String| {
+            v.split(' ')
+                .map(|w| match upper {
+                    true => (w.to_uppercase(), v.clone()),
+                    false => (w.to_string(), v.clone()),
+                })
+                .collect::<Vec<_>>()
+        })
+        .group_by_key()
+        .count()
+        .to_stream()
+        .to("out");
+    }
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    d.pipe("in", &"k".to_string(), &"a b".to_string(), 7)
+        .unwrap();
+    let keys: Vec<String> = d
+        .read_typed::<String, i64>("out")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _, _)| k)
+        .collect();
+    assert_eq!(keys, ["a", "A", "b", "B"]);
 }
 
 /// A null key reaching a function of a type that cannot hold null is an error naming the
