@@ -184,9 +184,11 @@ item_changelog_paced() {
     if [ "$kind" = rust ]; then
       launch "$name" rust "$app" "$in" "$app-out"
     elif [ "$kind" = java-memory-cache ]; then
-      launch "$name" java-memory-cached "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760
+      launch "$name" java-memory-cached "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760 \
+        --config log.summary.interval.ms=1000
     else
-      launch "$name" java-rocksdb "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760
+      launch "$name" java-rocksdb "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760 \
+        --config log.summary.interval.ms=1000
     fi
     pids[$kind]=$pid
     local fd; exec {fd}>&4; exec 4>&-
@@ -216,7 +218,13 @@ PY
     while kill -0 "${pids[$kind]}" 2>/dev/null && [ $t -lt 600 ]; do sleep 0.1; t=$((t + 1)); done
     kill "${pids[$kind]}" 2>/dev/null || true
     wait "${pids[$kind]}" 2>/dev/null || true
-    echo "impl=$kind changelog_records=$(end_offsets "$app-$store-changelog") lines=$n words=$words" \
+    # Java's task commits: its StreamThread's summary line every second ("committed N total
+    # tasks since the last update"); Rust's commit rounds are in its stats line.
+    local tc=""
+    if [ -f "$work/$name-peer.log" ]; then
+      tc="java_task_commits=$(grep -o 'committed [0-9]* total tasks' "$work/$name-peer.log" | awk '{ n += $2 } END { print n + 0 }')"
+    fi
+    echo "impl=$kind changelog_records=$(end_offsets "$app-$store-changelog") lines=$n words=$words $tc" \
       "($(cat "$work/$name.watch"); $(grep '^bench stats' "$work/$name.events" || true))"
   done
 }
