@@ -124,6 +124,7 @@ wait_line() {
     sleep 0.1; t=$((t + 1))
     [ "$t" -ge $(( $3 * 10 )) ] && { log "timed out waiting for '$2' in $1"; return 1; }
   done
+  return 0 # (the loop's status is its body's last test's once it waited at all)
 }
 ms_now() { date +%s%3N; }
 # Starts an instance in the background reading commands from fifo $work/ctl-$name; sets $pid.
