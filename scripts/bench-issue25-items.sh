@@ -154,4 +154,120 @@ item_profile() {
     --title "word_count (Rust), WordCount processing of $words words (perf, cpu-clock)" \
     < "$work/perf.script" > "$out/issue25-flamegraph.svg"
   log "flame graph: $out/issue25-flamegraph.svg"
+  awk -v words="$words" '{ n += $NF } END { printf "cpu samples=%d cpu_ms=%.0f us_per_word=%.3f words=%d\n",
+    n, n / 0.999, n / 0.999 * 1000 / words, words }' "$out/issue25-perf.folded"
+}
+
+# ---- paced: changelog records with the same input timing on every side -----------------------------
+# Item 5 of the issue, made like for like. Run alone on a pre-loaded input (item_running), each
+# instance writes about one changelog record per key per commit that falls inside its
+# processing, so the faster one writes fewer: the Rust/Java ratio followed the processing time
+# and the commit phase (0.65× and 1.02× against RocksDB in two runs of the same code). Here all
+# three (Rust, Java in-memory with caching, Java RocksDB; record cache 10 MiB, commit 1000 ms)
+# run at once, each its own application on ONE input topic, and the input is written only once
+# all are RUNNING, at a fixed pace (--paced-rate lines/s for --paced-lines lines), which each
+# keeps up with: every side sees the same records arrive at the same times, spans the same
+# number of commit intervals, and the count compares the caches' deduplication alone.
+item_changelog_paced() {
+  local in=bench25-paced-in-$$ kind n=$paced_lines file=$work/paced-input.txt
+  gen_input "$n" "$file"
+  local words; words=$(awk '{ n += NF } END { print n }' "$file")
+  topic "$in" "$partitions"
+  echo "# paced: $n lines ($words words) at $paced_rate lines/s into one topic read by all three at once; $partitions partitions; commit 1000 ms; cache 10 MiB"
+  local -A pids fds watches
+  for kind in rust java-memory-cache java-rocksdb-cache; do
+    local app=bench25-paced-$kind-$$ name=paced-$kind
+    topic "$app-out" "$partitions"
+    "$bin/bench_streams" watch-final --bootstrap-server "$bootstrap" --topic "$app-out" \
+      --partitions "$partitions" --words "$words" --timeout 900 > "$work/$name.watch" &
+    watches[$kind]=$!
+    if [ "$kind" = rust ]; then
+      launch "$name" rust "$app" "$in" "$app-out"
+    elif [ "$kind" = java-memory-cache ]; then
+      launch "$name" java-memory-cached "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760 \
+        --config log.summary.interval.ms=1000
+    else
+      launch "$name" java-rocksdb "$app" "$in" "$app-out" --config statestore.cache.max.bytes=10485760 \
+        --config log.summary.interval.ms=1000
+    fi
+    pids[$kind]=$pid
+    local fd; exec {fd}>&4; exec 4>&-
+    fds[$kind]=$fd
+  done
+  for kind in rust java-memory-cache java-rocksdb-cache; do
+    wait_line "$work/paced-$kind.events" 'state (Running|RUNNING)' 300 >/dev/null || log "paced: $kind not RUNNING"
+  done
+  sleep 2 # every side idle-polling the empty input
+  log "paced: feeding $n lines at $paced_rate lines/s"
+  python3 - "$file" "$paced_rate" <<'PY' | bash scripts/kafka.sh tool org.apache.kafka.tools.ConsoleProducer \
+      --bootstrap-server "$bootstrap" --topic "$in" --producer-property linger.ms=5 >/dev/null
+import sys, time
+lines = open(sys.argv[1]).read().splitlines(True)
+rate = float(sys.argv[2]); step = max(1, int(rate / 100)); t0 = time.monotonic()
+for i in range(0, len(lines), step):
+    sys.stdout.write("".join(lines[i:i + step])); sys.stdout.flush()
+    wait = t0 + (i + step) / rate - time.monotonic()
+    if wait > 0: time.sleep(wait)
+PY
+  for kind in rust java-memory-cache java-rocksdb-cache; do
+    local name=paced-$kind app=bench25-paced-$kind-$$
+    wait "${watches[$kind]}" || log "paced: $kind: watcher failed: $(cat "$work/$name.watch")"
+    local fd=${fds[$kind]}
+    echo close >&"$fd" || true; exec {fd}>&-
+    local t=0
+    while kill -0 "${pids[$kind]}" 2>/dev/null && [ $t -lt 600 ]; do sleep 0.1; t=$((t + 1)); done
+    kill "${pids[$kind]}" 2>/dev/null || true
+    wait "${pids[$kind]}" 2>/dev/null || true
+    # Java's task commits: its StreamThread's summary line every second ("committed N total
+    # tasks since the last update"); Rust's commit rounds are in its stats line.
+    local tc=""
+    if [ -f "$work/$name-peer.log" ]; then
+      tc="java_task_commits=$(grep -o 'committed [0-9]* total tasks' "$work/$name-peer.log" | awk '{ n += $2 } END { print n + 0 }')"
+    fi
+    echo "impl=$kind changelog_records=$(end_offsets "$app-$store-changelog") lines=$n words=$words $tc" \
+      "($(cat "$work/$name.watch"); $(grep '^bench stats' "$work/$name.events" || true))"
+  done
+}
+
+# ---- threads: num.stream.threads 1 and 2, with the CPU each used ------------------------------------
+# The same pre-loaded input (item_running's topic) processed by examples/word_count with 1 and
+# then 2 stream threads, each a fresh application (record cache off, as item 1): words/s as
+# item 1 counts it, and the process's CPU time (utime + stime from /proc, read just before it
+# closes) per word and per second of that window: "cores" near 2 means both threads ran at
+# once, near 1 that they took turns (no spare core), whatever the code allows.
+item_threads() {
+  local in=bench25-in-$$ t
+  topic "$in" "$partitions"
+  if [ "$(end_offsets "$in")" -lt "$lines" ]; then
+    bash scripts/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" \
+      --topic "$in" --producer-property linger.ms=50 < "$work/input.txt" >/dev/null
+  fi
+  local hz; hz=$(getconf CLK_TCK)
+  echo "# threads: $lines lines ($words words), $partitions partitions, commit 1000 ms, cache off; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  for t in 1 2 1 2; do
+    local app=bench25-thr$t-$RANDOM-$$ name=thr$t
+    topic "$app-out" "$partitions"
+    "$bin/word_count_watch" --bootstrap-server "$bootstrap" --topic "$app-out" \
+      --partitions "$partitions" --records "$words" --timeout 900 > "$work/$name.watch" &
+    local watch=$!
+    rm -f "$work/ctl-$name"; mkfifo "$work/ctl-$name"
+    "$bin/word_count" --bootstrap-server "$bootstrap" --application-id "$app" --input "$in" \
+      --output "$app-out" --partitions "$partitions" --commit-ms 1000 --quiet --no-stdin-input \
+      --threads "$t" --cache-max-bytes 0 < "$work/ctl-$name" > "$work/$name.log" 2>&1 &
+    local p=$!
+    exec 4>"$work/ctl-$name"
+    wait "$watch" || log "threads $t: watcher failed"
+    local ticks; ticks=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null || echo 0)
+    echo close >&4; exec 4>&-
+    wait "$p" || true
+    python3 - "$t" "$ticks" "$hz" "$words" "$(cat "$work/$name.watch")" <<'PY'
+import re, sys
+t, ticks, hz, words, watch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+m = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", watch)}
+cpu = ticks / hz
+window = m.get("last", 0) - m.get("first", 0)
+print(f"impl=rust-threads{t} words_per_s={m.get('rate', 0):.0f} cpu_s={cpu:.2f} "
+      f"us_per_word={cpu * 1e6 / words:.2f} cores={cpu / window if window > 0 else 0:.2f} ({watch})")
+PY
+  done
 }

@@ -4,7 +4,7 @@
 #
 #   scripts/bench-issue25.sh [--lines N] [--partitions P] [--java-stores LIST]
 #                            [--restore-records N] [--restore-keys K] [--items "1 2 3 5"]
-#                            [--profile-lines N]
+#                            [--profile-lines N] [--paced-lines N] [--paced-rate R] [--bin-dir DIR]
 #
 #   1  WordCount words/s and peak RSS: scripts/bench-wordcount.sh --java-stores LIST
 #      (default "memory rocksdb memory@32m": in-memory and RocksDB at the peer's -Xmx256m,
@@ -20,7 +20,16 @@
 #      enabled: --store memory-cached) and Java RocksDB (item 1 runs both sides with the cache
 #      off instead, so that every word is one output record to count).
 #   5  perf profile of the Rust instance's processing of the input (flame graph + top costs);
-#      --profile-lines N profiles an input of N lines instead (more samples).
+#      --profile-lines N profiles an input of N lines instead (more samples); its CPU time per
+#      word is the samples' count (cpu-clock at 999 Hz) over the words.
+#   paced  changelog records like for like: Rust, Java in-memory (cached) and Java RocksDB all
+#      at once, each its own application on one input topic, fed --paced-lines lines (60,000)
+#      at --paced-rate lines/s (2,000) once all are RUNNING (bench-issue25-items.sh says why).
+#   threads  num.stream.threads 1 vs 2 on the items-3/4 input, twice each, with the CPU time
+#      the process used (words/s per thread count and cores busy; bench-issue25-items.sh).
+# Item 1 also runs the Rust instance with num.stream.threads=2 (bench-wordcount.sh --threads2).
+# --bin-dir DIR (items 2, 3, paced, threads, 5) runs the Rust binaries (word_count, word_count_watch, bench_streams) found in
+# DIR instead of building this checkout's (e.g. a baseline's, for a before/after profile).
 #
 # Figures go to target/bench-report/issue25-*.txt, the summary table to
 # target/bench-report/issue25-summary.md (benches/support/issue25_report.py). Uses
@@ -34,8 +43,11 @@ partitions=4
 java_stores="memory rocksdb memory@32m"
 restore_records=5000000
 restore_keys=100000
-items="1 2 3 5"
+items="1 2 3 paced threads 5"
 profile_lines=""
+paced_lines=60000
+paced_rate=2000
+bin_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --lines) lines=$2; shift 2 ;;
@@ -45,7 +57,10 @@ while [ $# -gt 0 ]; do
     --restore-keys) restore_keys=$2; shift 2 ;;
     --items) items=$2; shift 2 ;;
     --profile-lines) profile_lines=$2; shift 2 ;;
-    *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    --paced-lines) paced_lines=$2; shift 2 ;;
+    --paced-rate) paced_rate=$2; shift 2 ;;
+    --bin-dir) bin_dir=$2; shift 2 ;;
+    *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 out=$repo/target/bench-report
@@ -62,9 +77,11 @@ cleanup() {
 trap cleanup EXIT
 
 log "building (release) and the Java peer"
-cargo build --quiet --release --example word_count --example word_count_watch --example bench_streams
+if [ -z "$bin_dir" ]; then
+  cargo build --quiet --release --example word_count --example word_count_watch --example bench_streams
+fi
 bash scripts/streams-peer.sh build
-bin=$repo/target/release/examples
+bin=${bin_dir:-$repo/target/release/examples}
 if [ -z "${KSG_CLUSTER_ENV:-}" ]; then
   run_dir=$repo/.kafka/bench-issue25
   KSG_RUN_DIR=$run_dir KSG_PORT_BASE=${KSG_PORT_BASE:-19892} bash scripts/kafka.sh start --kafka "${KSG_KAFKA_VERSION:-4.4.0}" >&2
@@ -107,6 +124,7 @@ wait_line() {
     sleep 0.1; t=$((t + 1))
     [ "$t" -ge $(( $3 * 10 )) ] && { log "timed out waiting for '$2' in $1"; return 1; }
   done
+  return 0 # (the loop's status is its body's last test's once it waited at all)
 }
 ms_now() { date +%s%3N; }
 # Starts an instance in the background reading commands from fifo $work/ctl-$name; sets $pid.
@@ -153,13 +171,15 @@ words=$(awk '{ n += NF } END { print n }' "$work/input.txt")
 # ---- 1: words/s and peak RSS --------------------------------------------------------------------
 if want 1; then
   log "item 1: WordCount like for like ($lines lines, Java: $java_stores)"
-  bash scripts/bench-wordcount.sh --lines "$lines" --partitions "$partitions" \
+  bash scripts/bench-wordcount.sh --lines "$lines" --partitions "$partitions" --threads2 \
     --java-stores "$java_stores" | tee "$out/issue25-wordcount.txt"
 fi
 
 source "$repo/scripts/bench-issue25-items.sh"
 if want 2; then item_restore | tee "$out/issue25-restore.txt"; fi
 if want 3 || want 4; then item_running | tee "$out/issue25-running.txt"; fi
+if want paced; then item_changelog_paced | tee "$out/issue25-paced.txt"; fi
+if want threads; then item_threads | tee "$out/issue25-threads.txt"; fi
 if want 5; then item_profile | tee "$out/issue25-profile.txt"; fi
 echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg) ($(date -u +%H:%MZ))" >> "$out/issue25-machine.txt"
 python3 benches/support/issue25_report.py "$out" > "$out/issue25-summary.md"

@@ -40,6 +40,8 @@ use kafka_streams_group::protocol::codec::{decode_message, encode_message};
 use kafka_streams_group::protocol::frame::encode_request_frame;
 use kafka_streams_group::protocol::{ApiMessage, DecodeError};
 
+#[path = "alloc_limits/memory_per_record.rs"]
+mod memory_per_record;
 #[path = "alloc_limits/word_count_path.rs"]
 mod word_count_path;
 
@@ -624,6 +626,7 @@ fn run(strict: bool) {
     attack(&mut r, sasl_authenticate_response);
     attack(&mut r, create_topics_response);
     word_count_path::check(&mut r.failures);
+    memory_per_record::check(&mut r.failures);
     eprintln!(
         "alloc_limits: {} hostile decodes, {} InvalidLength; worst total allocation ratio {:.2} \
          ({})",

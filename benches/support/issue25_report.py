@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The summary of scripts/bench-issue25.sh (issue 25) as Markdown, from the figure files it
 wrote into the report directory (argv[1]): issue25-wordcount.txt (item 1),
-issue25-restore.txt (2), issue25-running.txt (3, 4), issue25-profile.txt (5). A missing file
+issue25-restore.txt (2), issue25-running.txt (3, 4), issue25-paced.txt (paced),
+issue25-profile.txt (5). A missing file
 leaves its rows out. Every ratio is computed from figures of the same run."""
 import os
 import re
@@ -58,6 +59,10 @@ def item1():
     print("| WordCount, one run | words/s | peak RSS | words/s Rust/Java | RSS Rust/Java |")
     print("| --- | --- | --- | --- | --- |")
     print(f"| rust (`examples/word_count`) | {rust.get('words_per_s')} | {rust.get('peak_rss_mb')} MB | | |")
+    if "rust2" in r:
+        two = r["rust2"]
+        print(f"| rust2 (`num.stream.threads=2`) | {two.get('words_per_s')} | {two.get('peak_rss_mb')} MB | "
+              f"2 threads / 1: {ratio(two.get('words_per_s'), rust.get('words_per_s'))} | |")
     for impl, kv in r.items():
         if impl.startswith("java"):
             print(f"| {impl} | {kv.get('words_per_s')} | {kv.get('peak_rss_mb')} MB | "
@@ -107,6 +112,45 @@ def item34():
     print()
 
 
+def paced():
+    r = rows("issue25-paced.txt")
+    if "rust" not in r:
+        return
+    rust = r["rust"]
+    print("| paced input, all at once | changelog records | per word | Rust/this |")
+    print("| --- | --- | --- | --- |")
+    for impl, kv in r.items():
+        cl, words = num(kv.get("changelog_records")), num(kv.get("words"))
+        per_word = f"{cl / words:.4f}" if cl is not None and words else "—"
+        print(f"| {impl} | {kv.get('changelog_records')} | {per_word} | "
+              f"{ratio(rust.get('changelog_records'), kv.get('changelog_records'))} |")
+    for c in comments("issue25-paced.txt"):
+        print(f"\n{c}")
+    print()
+
+
+def threads():
+    path = os.path.join(DIR, "issue25-threads.txt")
+    if not os.path.exists(path):
+        return
+    print("| num.stream.threads, same input, in run order | words/s | CPU s | CPU µs per word | cores busy |")
+    print("| --- | --- | --- | --- | --- |")
+    rates = {}
+    for line in open(path):
+        if line.startswith("#") or not line.strip():
+            continue
+        kv = dict(t.split("=", 1) for t in line.split("(")[0].split() if "=" in t)
+        rates.setdefault(kv["impl"], []).append(num(kv.get("words_per_s")))
+        print(f"| {kv['impl']} | {kv.get('words_per_s')} | {kv.get('cpu_s')} | {kv.get('us_per_word')} | {kv.get('cores')} |")
+    one, two = rates.get("rust-threads1", []), rates.get("rust-threads2", [])
+    pairs = [f"{b / a:.2f}×" for a, b in zip(one, two) if a and b]
+    if pairs:
+        print(f"\nwords/s, 2 threads / 1 thread, pair by pair: {', '.join(pairs)}.")
+    for c in comments("issue25-threads.txt"):
+        print(f"\n{c}")
+    print()
+
+
 def item5():
     path = os.path.join(DIR, "issue25-profile.txt")
     if not os.path.exists(path):
@@ -114,6 +158,9 @@ def item5():
     lines = open(path).read().splitlines()
     for c in comments("issue25-profile.txt"):
         print(c + "\n")
+    for l in lines:
+        if l.startswith("cpu "):
+            print(f"CPU of the process while profiled: {l[4:]}\n")
     for kind in ("self", "inclusive"):
         picked = [l.split(None, 1)[1] for l in lines if l.startswith(kind + " ")]
         if picked:
@@ -129,6 +176,8 @@ def main():
     item1()
     item2()
     item34()
+    paced()
+    threads()
     item5()
 
 

@@ -10,6 +10,7 @@
 
 pub(crate) mod base64;
 mod consumer_error;
+pub(crate) mod fast_hash;
 pub mod sasl;
 mod serde;
 mod topic_partition;

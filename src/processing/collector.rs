@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use crate::error::Error;
-use crate::producer::ProducerRecord;
+use crate::producer::{ProducerRecord, RecordRef};
 use crate::streams::commit::{CommitOffset, OffsetCommitOutcome, TopicPartition};
 
 use super::eos::{on_failure, Failure};
@@ -47,9 +47,15 @@ struct ChangelogSender<'a> {
 
 impl ChangelogSink for ChangelogSender<'_> {
     fn log_change(&mut self, record: ChangelogRecord) -> Result<(), Error> {
-        // Key and value move into the producer record; only the topic name is copied.
-        let r = record.into_producer_record(self.changelog);
-        self.collector.producer.send(r)?;
+        // Lent to the producer, which copies only the record's encoding into the batch.
+        self.collector.producer.send_ref(RecordRef {
+            topic: &self.changelog.topic,
+            partition: Some(self.changelog.partition),
+            key: Some(&record.key),
+            value: record.value.as_deref(),
+            headers: &[],
+            timestamp: Some(record.timestamp),
+        })?;
         self.collector.changelog_records += 1;
         Ok(())
     }
@@ -68,6 +74,13 @@ impl RecordCollector {
     pub(crate) fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
         self.sent += 1;
         self.producer.send(record)
+    }
+
+    /// Sends a processor's record, lent (nothing copied before the batch); returns its
+    /// partition.
+    pub(crate) fn send_ref(&mut self, record: RecordRef<'_>) -> Result<i32, Error> {
+        self.sent += 1;
+        self.producer.send_ref(record)
     }
 
     /// Sends the change-log records `store` queued to its changelog partition (the task's

@@ -3,7 +3,7 @@
 
 use crate::consumer::RecordHeaders;
 use crate::error::Error;
-use crate::producer::ProducerRecord;
+use crate::producer::{ProducerRecord, RecordRef};
 use crate::protocol::records::Header;
 use crate::streams::StreamsTaskId;
 
@@ -131,6 +131,19 @@ impl TaskContext<'_> {
         timestamp: i64,
         headers: &(impl SendHeaders + ?Sized),
     ) -> Result<i32, Error> {
+        let mut any = false;
+        headers.for_each_header(&mut |_| any = true);
+        if !any {
+            // The usual case: the record is lent to the producer, nothing copied.
+            return self.collector.send_ref(RecordRef {
+                topic,
+                partition,
+                key,
+                value,
+                headers: &[],
+                timestamp: Some(timestamp),
+            });
+        }
         let mut r = ProducerRecord::new(topic, key, value).timestamp(timestamp);
         r.partition = partition;
         headers.for_each_header(&mut |h| {

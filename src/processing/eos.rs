@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use crate::error::Error;
 use crate::producer::transaction::GroupMetadata;
-use crate::producer::{Producer, ProducerRecord, TransactionError};
+use crate::producer::{Producer, ProducerRecord, RecordRef, TransactionError};
 use crate::protocol::BrokerErrorKind;
 use crate::streams::commit::TopicPartition;
 
@@ -123,6 +123,11 @@ impl ProducePort for EosProducer {
     fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
         self.begin()?;
         self.producer.send(record)
+    }
+
+    fn send_ref(&mut self, record: RecordRef<'_>) -> Result<i32, Error> {
+        self.begin()?;
+        self.producer.send_ref(record)
     }
 
     fn send_ready(&mut self, deadline: Instant) -> Result<(), Error> {

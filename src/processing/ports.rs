@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::producer::transaction::GroupMetadata;
-use crate::producer::{Producer, ProducerRecord};
+use crate::producer::{Producer, ProducerRecord, RecordRef};
 use crate::session::{AssignmentSubscriber, StreamsGroupSessionHandle, StreamsReconciliation};
 use crate::streams::commit::{
     CommitOffset, OffsetCommitOutcome, OffsetFetchOutcome, TopicPartition,
@@ -125,6 +125,11 @@ pub(crate) trait ChangelogPort {
 pub(crate) trait ProducePort {
     /// Queues `record`; returns its partition.
     fn send(&mut self, record: ProducerRecord) -> Result<i32, Error>;
+    /// Queues a borrowed record (the per-record path: the producer copies nothing of it but
+    /// its encoding into the batch); returns its partition. By default an owned copy is sent.
+    fn send_ref(&mut self, record: RecordRef<'_>) -> Result<i32, Error> {
+        self.send(record.to_owned_record())
+    }
     /// Sends the batches whose linger passed, waiting at most until `deadline`.
     fn send_ready(&mut self, deadline: Instant) -> Result<(), Error>;
     /// Sends everything queued and waits for every answer.
@@ -320,6 +325,10 @@ impl ChangelogPort for ChangelogReader {
 impl ProducePort for Producer {
     fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
         Producer::send(self, record)
+    }
+
+    fn send_ref(&mut self, record: RecordRef<'_>) -> Result<i32, Error> {
+        Producer::send_ref(self, record)
     }
 
     fn send_ready(&mut self, deadline: Instant) -> Result<(), Error> {

@@ -33,7 +33,7 @@
 //! [`Accumulator::room`] says whether a record fits now, must wait for acknowledgements, or
 //! can never fit; the shell waits (`max.block.ms`) while it must.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use crate::protocol::records::{
@@ -42,6 +42,7 @@ use crate::protocol::records::{
 
 pub use super::idempotence::{classify, BatchOutcome, ProducerIdentity};
 use super::idempotence::{Idempotence, InFlight};
+use super::queues::Queues;
 pub use crate::common::TopicPartition;
 
 /// Batching settings of the accumulator.
@@ -61,6 +62,9 @@ pub struct BatchSettings {
 /// Slack for the varints of a record's offset and timestamp deltas, which are 1 byte each
 /// in an empty batch and at most 5 and 10 bytes in a fuller one.
 const DELTA_SLACK: usize = 4 + 9;
+
+/// The most a new batch's buffer is sized for up front (`batch.size` if smaller).
+const MAX_RESERVE: usize = 1 << 20;
 
 /// Whether a record fits in `buffer.memory` (see [`Accumulator::room`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,7 +224,15 @@ pub struct Expired {
 #[derive(Debug)]
 pub struct Accumulator {
     settings: BatchSettings,
-    queues: BTreeMap<TopicPartition, PartitionQueue>,
+    queues: Queues<PartitionQueue>,
+    /// Closed pending batches (full, or followed by a newer one) in all queues: ready by
+    /// size, so [`has_ready`](Self::has_ready) looks closer only when there is one.
+    closed_pending: usize,
+    /// In-flight batches waiting to be sent again (not awaiting an answer), all queues.
+    retries: usize,
+    /// No pending batch was created before this (a lower bound, made exact by `drain`):
+    /// none is ready by `linger.ms` before `linger_floor + linger`.
+    linger_floor: Option<Instant>,
     /// Records appended and not yet written or failed.
     outstanding: usize,
     /// Bytes of the batches not yet written or failed (the `buffer.memory` account).
@@ -240,7 +252,10 @@ impl Accumulator {
     pub fn new(settings: BatchSettings) -> Self {
         Accumulator {
             settings,
-            queues: BTreeMap::new(),
+            queues: Queues::default(),
+            closed_pending: 0,
+            retries: 0,
+            linger_floor: None,
             outstanding: 0,
             queued_bytes: 0,
             idempotence: Idempotence::new(),
@@ -277,8 +292,13 @@ impl Accumulator {
         let headers = header_views(r);
         let spec =
             RecordSpec::new(r.key.as_deref(), r.value.as_deref(), timestamp).with_headers(&headers);
+        self.room_spec(&spec)
+    }
+
+    /// [`room`](Self::room) for a borrowed record (`spec` holds its resolved timestamp).
+    pub fn room_spec(&self, spec: &RecordSpec<'_>) -> Result<Room, RecordsError> {
         let needed = BATCH_HEADER_LEN
-            + BatchBuilder::new(self.settings.compression).record_size(&spec)?
+            + BatchBuilder::new(self.settings.compression).record_size(spec)?
             + DELTA_SLACK;
         let limit = self.settings.buffer_memory;
         Ok(if needed > limit {
@@ -343,6 +363,9 @@ impl Accumulator {
         }
         self.outstanding = 0;
         self.queued_bytes = 0;
+        self.closed_pending = 0;
+        self.retries = 0;
+        self.linger_floor = None;
         (records, sealed)
     }
 
@@ -360,17 +383,28 @@ impl Accumulator {
         let headers = header_views(r);
         let spec =
             RecordSpec::new(r.key.as_deref(), r.value.as_deref(), timestamp).with_headers(&headers);
-        if !self.queues.contains_key(tp) {
-            self.queues.insert(tp.clone(), PartitionQueue::default());
-        }
-        let Some(q) = self.queues.get_mut(tp) else {
-            return Err(RecordsError::EmptyBatch);
-        };
+        self.append_spec(&tp.topic, tp.partition, &spec, now)
+    }
+
+    /// [`append`](Self::append) of a borrowed record (`spec` holds its resolved timestamp)
+    /// to `topic`-`partition`: the producer's per-record path, which copies nothing but the
+    /// record's encoding into the batch (the topic name only for a partition the accumulator
+    /// has no queue for yet).
+    pub fn append_spec(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        spec: &RecordSpec<'_>,
+        now: Instant,
+    ) -> Result<bool, RecordsError> {
+        let q = self
+            .queues
+            .get_or_insert_with(topic, partition, PartitionQueue::default);
         let mut filled = false;
         let fits = match q.pending.back() {
             Some(p) if !p.closed => {
                 p.builder.is_empty()
-                    || p.builder.size_estimate() + p.builder.record_size(&spec)?
+                    || p.builder.size_estimate() + p.builder.record_size(spec)?
                         <= self.settings.batch_size
             }
             _ => false,
@@ -378,22 +412,36 @@ impl Accumulator {
         if !fits {
             if let Some(p) = q.pending.back_mut() {
                 filled = !p.closed;
-                p.closed = true;
+                if !p.closed {
+                    p.closed = true;
+                    self.closed_pending += 1;
+                }
             }
+            let mut builder = BatchBuilder::new(self.settings.compression);
+            // The body grows to about batch.size: one allocation instead of a doubling
+            // series (a record larger than that gets what it needs).
+            builder.reserve(
+                self.settings
+                    .batch_size
+                    .min(MAX_RESERVE)
+                    .max(builder.record_size(spec)?),
+            );
             q.pending.push_back(Pending {
-                builder: BatchBuilder::new(self.settings.compression),
+                builder,
                 created: now,
                 closed: false,
             });
+            self.linger_floor = Some(self.linger_floor.map_or(now, |f| f.min(now)));
         }
         let Some(p) = q.pending.back_mut().filter(|p| !p.closed) else {
             return Err(RecordsError::EmptyBatch);
         };
         let before = if p.builder.is_empty() { 0 } else { p.charged() };
-        p.builder.push(&spec)?;
+        p.builder.push(spec)?;
         self.queued_bytes += p.charged() - before;
         if p.builder.size_estimate() >= self.settings.batch_size {
             p.closed = true;
+            self.closed_pending += 1;
             filled = true;
         }
         self.outstanding += 1;
@@ -402,10 +450,68 @@ impl Accumulator {
 
     /// Whether some partition has a batch ready to send: closed, lingered long enough, or
     /// any batch at all when `flushing`.
+    ///
+    /// O(1) in the usual case of a send: without a retry, a closed batch or a batch past
+    /// its linger (kept as counters and a deadline as batches come and go), nothing is
+    /// ready and no queue is looked at.
     pub fn has_ready(&self, now: Instant, flushing: bool) -> bool {
+        #[cfg(debug_assertions)]
+        self.check_counters();
+        let lingered = self
+            .linger_floor
+            .is_some_and(|f| now.saturating_duration_since(f) >= self.settings.linger);
+        if !flushing && self.closed_pending == 0 && self.retries == 0 && !lingered {
+            debug_assert!(!self.scan_ready(now, flushing), "has_ready's fast path");
+            return false;
+        }
+        self.scan_ready(now, flushing)
+    }
+
+    /// [`has_ready`](Self::has_ready) by looking at every queue.
+    fn scan_ready(&self, now: Instant, flushing: bool) -> bool {
         self.queues.iter().any(|(tp, q)| {
-            q.head_retry() || self.room_for_new(tp, q) && self.ready(q, now, flushing)
+            q.head_retry() || self.ready(q, now, flushing) && self.room_for_new(tp, q)
         })
+    }
+
+    /// Checks the counters [`has_ready`](Self::has_ready) relies on against the queues.
+    #[cfg(debug_assertions)]
+    fn check_counters(&self) {
+        let closed: usize = self
+            .queues
+            .values()
+            .map(|q| q.pending.iter().filter(|p| p.closed).count())
+            .sum();
+        let retries: usize = self
+            .queues
+            .values()
+            .map(|q| q.in_flight.iter().filter(|f| !f.awaiting).count())
+            .sum();
+        assert_eq!(
+            (closed, retries),
+            (self.closed_pending, self.retries),
+            "closed pending batches and retries"
+        );
+        let earliest = self
+            .queues
+            .values()
+            .flat_map(|q| q.pending.iter().map(|p| p.created))
+            .min();
+        if let Some(e) = earliest {
+            assert!(
+                self.linger_floor.is_some_and(|f| f <= e),
+                "the linger floor is at or before every pending batch"
+            );
+        }
+    }
+
+    /// Makes the linger floor exact again (after batches left their queues).
+    fn reset_linger_floor(&mut self) {
+        self.linger_floor = self
+            .queues
+            .values()
+            .flat_map(|q| q.pending.iter().map(|p| p.created))
+            .min();
     }
 
     /// Whether a new batch of `tp` (queue `q`) may go: fewer than `max_in_flight` in flight
@@ -476,12 +582,13 @@ impl Accumulator {
                     .and_then(|q| q.in_flight.front_mut())
                 {
                     f.awaiting = true;
+                    self.retries -= 1;
                     f.batch.attempts += 1;
                     out.push((tp, f.batch.clone()));
                 }
                 continue;
             }
-            if !(self.room_for_new(&tp, q) && self.ready(q, now, flushing)) {
+            if !(self.ready(q, now, flushing) && self.room_for_new(&tp, q)) {
                 continue;
             }
             let Some(b) = self.seal_next(&tp, identity)? else {
@@ -489,6 +596,7 @@ impl Accumulator {
             };
             out.push((tp, b));
         }
+        self.reset_linger_floor();
         Ok(out)
     }
 
@@ -531,6 +639,9 @@ impl Accumulator {
         let Some(p) = q.pending.pop_front() else {
             return Ok(None);
         };
+        if p.closed {
+            self.closed_pending -= 1;
+        }
         let records = p.builder.len() as i32;
         let charged = if p.builder.is_empty() { 0 } else { p.charged() };
         let base_sequence = self.idempotence.assign(tp, identity, records);
@@ -634,6 +745,9 @@ impl Accumulator {
         let settled = match outcome {
             BatchOutcome::Retry { .. } | BatchOutcome::RetryWithNewEpoch => {
                 if let Some(f) = q.in_flight.get_mut(at) {
+                    if f.awaiting {
+                        self.retries += 1;
+                    }
                     f.awaiting = false;
                     f.rejected |= *outcome == BatchOutcome::RetryWithNewEpoch;
                 }
@@ -643,6 +757,9 @@ impl Accumulator {
                 let Some(f) = q.in_flight.remove(at) else {
                     return 0;
                 };
+                if !f.awaiting {
+                    self.retries -= 1;
+                }
                 let n = f.batch.records as usize;
                 self.outstanding -= n.min(self.outstanding);
                 self.queued_bytes -= f.charged.min(self.queued_bytes);
@@ -661,7 +778,17 @@ impl Accumulator {
         let mut out = Vec::new();
         let mut bump = Vec::new();
         let mut freed = 0;
-        for (tp, q) in &mut self.queues {
+        let (mut closed, mut retries) = (0, 0);
+        let due = |created: Instant| now.saturating_duration_since(created) >= timeout;
+        for (tp, q) in self.queues.iter_mut() {
+            let nothing_due = match q.in_flight.front() {
+                Some(f) => !due(f.batch.created),
+                None => !q.pending.front().is_some_and(|p| due(p.created)),
+            };
+            if nothing_due {
+                // The usual case, every round: no key copied for it.
+                continue;
+            }
             let mut e = Expired {
                 tp: tp.clone(),
                 records: 0,
@@ -675,6 +802,7 @@ impl Accumulator {
                 .is_some_and(|f| now.saturating_duration_since(f.batch.created) >= timeout)
             {
                 if let Some(f) = q.in_flight.pop_front() {
+                    retries += usize::from(!f.awaiting);
                     freed += f.charged;
                     e.records += f.batch.records as usize;
                     e.sent |= f.batch.attempts > 0;
@@ -692,6 +820,7 @@ impl Accumulator {
                     .is_some_and(|p| now.saturating_duration_since(p.created) >= timeout)
                 {
                     if let Some(p) = q.pending.pop_front() {
+                        closed += usize::from(p.closed);
                         e.records += p.builder.len();
                         if !p.builder.is_empty() {
                             freed += p.charged();
@@ -703,6 +832,9 @@ impl Accumulator {
                 out.push(e);
             }
         }
+        self.closed_pending -= closed;
+        self.retries -= retries;
+        self.reset_linger_floor();
         for tp in bump {
             self.idempotence.on_expired(&tp);
         }

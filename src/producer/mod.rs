@@ -67,6 +67,7 @@
 pub mod accumulator;
 mod config;
 pub mod idempotence;
+mod queues;
 mod sender;
 mod shell;
 pub mod transaction;
@@ -75,6 +76,7 @@ mod transactional;
 pub use accumulator::{classify, BatchOutcome, Expired, ProducerIdentity, ProducerRecord, Room};
 pub use config::{ProducerConfig, PRODUCER_KEYS};
 pub use shell::Producer;
+pub(crate) use shell::RecordRef;
 pub use transactional::TransactionError;
 
 #[cfg(test)]

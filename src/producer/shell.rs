@@ -2,7 +2,7 @@
 //! InitProducerId, on the crate's [`Client`] with its deadlines; the Produce requests are
 //! [`super::sender`]'s.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::accumulator::{
@@ -12,12 +12,49 @@ use super::config::ProducerConfig;
 use super::sender::InFlightProduce;
 use super::transaction::TransactionManager;
 use crate::client::{Client, ClientError, NodeRotation, SharedClient};
+use crate::common::fast_hash::FastHashMap;
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::init_producer_id::InitProducerIdRequest;
-use crate::protocol::records::partition_for_key;
+use crate::protocol::records::{partition_for_key, Header, RecordSpec, RecordsError};
 use crate::protocol::{BrokerErrorKind, Uuid};
 use crate::transport::TransportError;
+
+/// A record lent to [`Producer::send_ref`]: the processing runtime's records, sent without
+/// an owned [`ProducerRecord`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RecordRef<'a> {
+    /// The topic.
+    pub(crate) topic: &'a str,
+    /// An explicit partition, or `None` for the partitioner.
+    pub(crate) partition: Option<i32>,
+    /// The key, `None` for null.
+    pub(crate) key: Option<&'a [u8]>,
+    /// The value, `None` for null.
+    pub(crate) value: Option<&'a [u8]>,
+    /// The headers, in order.
+    pub(crate) headers: &'a [Header<'a>],
+    /// Milliseconds since the epoch; `None` = the time of the send.
+    pub(crate) timestamp: Option<i64>,
+}
+
+impl RecordRef<'_> {
+    /// An owned copy (for a producer port that keeps records).
+    pub(crate) fn to_owned_record(self) -> ProducerRecord {
+        ProducerRecord {
+            topic: self.topic.to_string(),
+            partition: self.partition,
+            key: self.key.map(<[u8]>::to_vec),
+            value: self.value.map(<[u8]>::to_vec),
+            headers: self
+                .headers
+                .iter()
+                .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+                .collect(),
+            timestamp: self.timestamp,
+        }
+    }
+}
 
 /// What the producer knows of a topic: its id and each partition's leader (`-1` unknown).
 #[derive(Debug, Clone)]
@@ -60,8 +97,8 @@ pub struct Producer {
     pub(super) config: ProducerConfig,
     pub(super) client: Option<SharedClient>,
     pub(super) acc: Accumulator,
-    pub(super) topics: HashMap<String, TopicInfo>,
-    sticky: HashMap<String, i32>,
+    pub(super) topics: FastHashMap<String, TopicInfo>,
+    sticky: FastHashMap<String, i32>,
     /// Failures not yet reported by [`Producer::flush`].
     pub(super) failures: Vec<(TopicPartition, Error)>,
     /// The transaction state machine (with `transactional.id`).
@@ -110,8 +147,8 @@ impl Producer {
             config,
             client: Some(client),
             acc,
-            topics: HashMap::new(),
-            sticky: HashMap::new(),
+            topics: FastHashMap::default(),
+            sticky: FastHashMap::default(),
             failures: Vec::new(),
             txn,
             in_flight: VecDeque::new(),
@@ -153,59 +190,76 @@ impl Producer {
     /// later calls and, for good, reported by [`flush`](Self::flush). Only an error that
     /// retrying cannot fix (authentication, TLS, an unsupported broker) is returned then,
     /// and the record stays queued.
-    pub fn send(&mut self, mut record: ProducerRecord) -> Result<i32, Error> {
+    pub fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
+        let headers: Vec<Header<'_>> = record
+            .headers
+            .iter()
+            .map(|(key, value)| Header {
+                key,
+                value: value.as_deref(),
+            })
+            .collect();
+        self.send_ref(RecordRef {
+            topic: &record.topic,
+            partition: record.partition,
+            key: record.key.as_deref(),
+            value: record.value.as_deref(),
+            headers: &headers,
+            timestamp: record.timestamp,
+        })
+    }
+
+    /// [`send`](Self::send) of a borrowed record: the processing runtime's per-record path.
+    /// Nothing of the record is copied but its encoding into its partition's batch, and the
+    /// topic is found without building a key for it.
+    pub(crate) fn send_ref(&mut self, r: RecordRef<'_>) -> Result<i32, Error> {
         let now = Instant::now();
-        let max_block = self.config.get_max_block();
-        let block_deadline = now + max_block;
-        let timestamp = record.timestamp.unwrap_or_else(now_ms);
-        let encode_error = |e| Error::InvalidConfiguration {
-            field: "record",
-            reason: format!("cannot encode the record: {e}"),
-        };
-        if let Room::TooLarge { needed } =
-            self.acc.room(&record, timestamp).map_err(encode_error)?
-        {
-            return Err(too_large(
-                &record.topic,
-                needed,
-                self.config.get_buffer_memory(),
-            ));
+        let timestamp = r.timestamp.unwrap_or_else(now_ms);
+        let spec = RecordSpec::new(r.key, r.value, timestamp).with_headers(r.headers);
+        let room = self.acc.room_spec(&spec).map_err(encode_error)?;
+        if let Room::TooLarge { needed } = room {
+            return Err(too_large(r.topic, needed, self.config.get_buffer_memory()));
         }
-        let partitions = self.partitions_of(&record.topic, block_deadline)?;
-        let partition = match (record.partition, &record.key) {
+        let block_deadline = now + self.config.get_max_block();
+        let partitions = self.partitions_of(r.topic, block_deadline)?;
+        let partition = match (r.partition, r.key) {
             (Some(p), _) if p >= 0 && p < partitions => p,
             (Some(p), _) => {
                 return Err(Error::InvalidConfiguration {
                     field: "partition",
                     reason: format!(
                         "topic {:?} has {partitions} partitions, so partition {p} does not exist",
-                        record.topic
+                        r.topic
                     ),
                 })
             }
             (None, Some(key)) => partition_for_key(key, partitions).unwrap_or(0),
-            (None, None) => *self
-                .sticky
-                .entry(record.topic.clone())
-                .or_insert_with(|| rand::random_range(0..partitions)),
+            (None, None) => match self.sticky.get(r.topic) {
+                Some(p) => *p,
+                None => {
+                    let p = rand::random_range(0..partitions);
+                    self.sticky.insert(r.topic.to_string(), p);
+                    p
+                }
+            },
         };
-        self.wait_for_room(&record, timestamp, now, block_deadline)?;
-        // The record's topic moves into the partition key (no copy per record); the
-        // accumulator copies it only for a partition it has no queue for yet.
-        let tp = TopicPartition::new(std::mem::take(&mut record.topic), partition);
+        if room != Room::Fits {
+            self.wait_for_room(r.topic, &spec, now, block_deadline)?;
+        }
         if let Some(txn) = &mut self.txn {
             // Java's maybeAddPartition: only inside a transaction.
-            txn.add_partition(&tp).map_err(Error::from)?;
+            txn.add_partition(&TopicPartition::new(r.topic, partition))
+                .map_err(Error::from)?;
         }
         let filled = self
             .acc
-            .append(&tp, &record, timestamp, Instant::now())
+            .append_spec(r.topic, partition, &spec, now)
             .map_err(encode_error)?;
-        if filled && record.partition.is_none() && record.key.is_none() {
+        if filled && r.partition.is_none() && r.key.is_none() {
             // Java's sticky partitioner moves on once a batch is full.
-            self.sticky.remove(&tp.topic);
+            self.sticky.remove(r.topic);
         }
-        if self.acc.has_ready(Instant::now(), false) {
+        if self.acc.has_ready(now, false) {
             // Within max.block.ms too: what does not go out now goes with a later call.
             match self.round(block_deadline, false) {
                 Ok(()) => {}
@@ -218,42 +272,32 @@ impl Producer {
         Ok(partition)
     }
 
-    /// Waits until `record` fits in `buffer.memory`, sending every queued batch meanwhile
-    /// (Java marks all batches ready while a `send` waits for memory), until `deadline`.
+    /// Waits until `spec` (a record for `topic`) fits in `buffer.memory`, sending every
+    /// queued batch meanwhile (Java marks all batches ready while a `send` waits for
+    /// memory), until `deadline`.
     fn wait_for_room(
         &mut self,
-        record: &ProducerRecord,
-        timestamp: i64,
+        topic: &str,
+        spec: &RecordSpec<'_>,
         started: Instant,
         deadline: Instant,
     ) -> Result<(), Error> {
         loop {
-            let room =
-                self.acc
-                    .room(record, timestamp)
-                    .map_err(|e| Error::InvalidConfiguration {
-                        field: "record",
-                        reason: format!("cannot encode the record: {e}"),
-                    })?;
+            let room = self.acc.room_spec(spec).map_err(encode_error)?;
             let (queued, needed) = match room {
                 Room::Fits => return Ok(()),
                 Room::TooLarge { needed } => {
-                    return Err(too_large(
-                        &record.topic,
-                        needed,
-                        self.config.get_buffer_memory(),
-                    ))
+                    return Err(too_large(topic, needed, self.config.get_buffer_memory()))
                 }
                 Room::Wait { queued, needed } => (queued, needed),
             };
             if Instant::now() >= deadline {
                 return Err(Error::Timeout {
                     operation: format!(
-                        "send to {:?}: waiting for room in buffer.memory ({} bytes queued and \
-                         not acknowledged, {needed} more needed, buffer.memory {}; max.block.ms \
-                         passed: check the brokers, or raise buffer.memory or max.block.ms)",
-                        record.topic,
-                        queued,
+                        "send to {topic:?}: waiting for room in buffer.memory ({queued} bytes \
+                         queued and not acknowledged, {needed} more needed, buffer.memory {}; \
+                         max.block.ms passed: check the brokers, or raise buffer.memory or \
+                         max.block.ms)",
                         self.config.get_buffer_memory()
                     ),
                     limit: deadline.saturating_duration_since(started),
@@ -552,6 +596,14 @@ fn too_large(topic: &str, needed: usize, buffer_memory: usize) -> Error {
              ({buffer_memory}): it can never be queued (refused by the client, not sent)"
         )),
         context: BrokerErrorContext::api("Produce"),
+    }
+}
+
+/// A record the batch encoding refuses.
+fn encode_error(e: RecordsError) -> Error {
+    Error::InvalidConfiguration {
+        field: "record",
+        reason: format!("cannot encode the record: {e}"),
     }
 }
 

@@ -223,6 +223,47 @@ impl NamedCache {
         self.entries.insert(k, node);
     }
 
+    /// [`put`](Self::put) of a borrowed value, dirty: the store's write path. A key already
+    /// cached is updated in place (its value buffer reused, no key looked up twice); a new
+    /// key takes the general path.
+    pub(crate) fn put_slice(&mut self, key: &[u8], value: Option<&[u8]>, timestamp: i64) {
+        let (t, d) = (self.tick(), self.tick());
+        let Some((k, node)) = self.entries.get_key_value(key) else {
+            self.put(key, value.map(<[u8]>::to_vec), timestamp, true);
+            return;
+        };
+        let k = Arc::clone(k);
+        let old_lru = node.lru.get();
+        let old_dirty = node.dirty;
+        let old_size = node.size(&k);
+        let lru = self.lru.get_mut();
+        lru.remove(&old_lru);
+        lru.insert(t, Arc::clone(&k));
+        if let Some(od) = old_dirty {
+            self.dirty.remove(&od);
+        }
+        self.dirty.insert(d, Arc::clone(&k));
+        let Some(node) = self.entries.get_mut(key) else {
+            return;
+        };
+        match (&mut node.value, value) {
+            (Some(v), Some(new)) => {
+                v.clear();
+                v.extend_from_slice(new);
+            }
+            (slot, new) => *slot = new.map(<[u8]>::to_vec),
+        }
+        node.timestamp = timestamp;
+        node.lru.set(t);
+        node.dirty = Some(d);
+        let new_size = node.size(&k);
+        if new_size >= old_size {
+            self.grow(new_size - old_size);
+        } else {
+            self.shrink(old_size - new_size);
+        }
+    }
+
     /// Whether a write took the thread's cache over its budget and this cache has an entry
     /// to evict.
     pub(crate) fn must_evict(&self) -> bool {

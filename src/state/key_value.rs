@@ -263,7 +263,7 @@ impl KeyValueStore {
     /// entry flushes the store's dirty entries.
     pub fn put(&mut self, key: &[u8], value: Option<&[u8]>, timestamp: i64) {
         if let Some(c) = self.cache.as_mut() {
-            c.put(key, value.map(<[u8]>::to_vec), timestamp, true);
+            c.put_slice(key, value, timestamp);
             while let Some(c) = self.cache.as_mut().filter(|c| c.must_evict()) {
                 let out = c.evict();
                 self.write_flushed(out);

@@ -8,7 +8,8 @@
 //! fetched bytes, the partition name shared), `Count` reads and writes its timestamped store
 //! and sends the new count (as [`TaskContext::send`] does), the record collector sends the
 //! store's changelog records, and the producer appends each record to its partition's batch
-//! (as `Producer::send` does once the topic's metadata is known).
+//! (as `Producer::send_ref`, the runtime's path, does once the topic's metadata is known:
+//! the record lent, encoded straight into the batch).
 //!
 //! The counters are process-wide: this runs inside the one test function of
 //! `tests/alloc_limits.rs`.
@@ -22,7 +23,6 @@ use kafka_streams_group::processing::{
     changelog_topic, ChangelogRecord, InputRecord, KeyValueStore, LongSerde, Serde, StoreFormat,
 };
 use kafka_streams_group::producer::accumulator::{Accumulator, BatchSettings};
-use kafka_streams_group::producer::ProducerRecord;
 use kafka_streams_group::protocol::api::fetch::{
     FetchResponse, FetchableTopicResponse, PartitionData,
 };
@@ -44,12 +44,15 @@ const PER_BATCH: usize = 100;
 /// update reuses its entry, the changelog queue keeps its capacity and the changelog topic
 /// is named once per store; 10 once the producer moves a record's topic into its
 /// partition key instead of copying it; 7.01 once the input record is a share of the
-/// fetched batch instead of a copy of key, value and topic name).
-const MAX_ALLOCATIONS_PER_RECORD: f64 = 7.2;
-/// The most bytes allocated per record: 236.7 measured, most of it the produce batches'
-/// buffer growth and the batch decode's record index (about 40 bytes per record, made once
-/// per batch); 242 with the input copied, before the decode was measured here.
-const MAX_BYTES_PER_RECORD: f64 = 240.0;
+/// fetched batch instead of a copy of key, value and topic name; 3.01 once records are lent
+/// to the producer (`Producer::send_ref`: no `ProducerRecord` with its topic, key and value
+/// copies, for the output and the changelog record alike). The 3 left: the count's
+/// serialized `Long` and the change log's key and value copies).
+const MAX_ALLOCATIONS_PER_RECORD: f64 = 3.2;
+/// The most bytes allocated per record: 62.5 measured, most of it the batch decode's record
+/// index (about 40 bytes per record, made once per batch); 236.7 before records were lent
+/// to the producer and its batches sized for `batch.size` at once.
+const MAX_BYTES_PER_RECORD: f64 = 80.0;
 const TOPIC_ID: Uuid = Uuid([9; 16]);
 
 /// The counting subtopology of one task, with the producer's accumulator behind it.
@@ -81,18 +84,22 @@ impl Path {
         }
     }
 
-    /// What `Producer::send` does with a record once the topic's metadata is known.
-    fn produce(&mut self, mut record: ProducerRecord) {
-        let timestamp = record.timestamp.unwrap_or(0);
-        self.acc.room(&record, timestamp).expect("room");
-        let partition = match (record.partition, &record.key) {
-            (Some(p), _) => p,
-            (None, Some(key)) => partition_for_key(key, 4).unwrap_or(0),
-            (None, None) => 0,
-        };
-        let tp = TopicPartition::new(std::mem::take(&mut record.topic), partition);
-        self.acc
-            .append(&tp, &record, timestamp, self.now)
+    /// What the producer does with a record lent to it (`Producer::send_ref`, the
+    /// runtime's path) once the topic's metadata is known.
+    fn produce(
+        acc: &mut Accumulator,
+        now: Instant,
+        topic: &str,
+        partition: Option<i32>,
+        key: &[u8],
+        value: Option<&[u8]>,
+        timestamp: i64,
+    ) {
+        let spec = RecordSpec::new(Some(key), value, timestamp);
+        acc.room_spec(&spec).expect("room");
+        let partition = partition.unwrap_or_else(|| partition_for_key(key, 4).unwrap_or(0));
+        acc.has_ready(now, false);
+        acc.append_spec(topic, partition, &spec, now)
             .expect("append");
     }
 
@@ -107,16 +114,30 @@ impl Path {
         let ts = old_ts.map_or(record.timestamp, |t| t.max(record.timestamp));
         let value = LongSerde.serialize(&(old + 1));
         self.store.put(key, Some(&value), ts);
-        // TaskContext::send.
-        let out = ProducerRecord::new(self.output.as_str(), Some(key), Some(&value)).timestamp(ts);
-        self.produce(out);
+        // TaskContext::send: the record lent to the producer.
+        Self::produce(
+            &mut self.acc,
+            self.now,
+            &self.output,
+            None,
+            key,
+            Some(&value),
+            ts,
+        );
         // RecordCollector::send_changelog: the changelog topic named once per store, the
-        // queued records drained into a reused buffer and moved into the producer.
+        // queued records drained into a reused buffer and lent to the producer.
         let mut changelog = std::mem::take(&mut self.changelog_buffer);
         self.store.drain_changelog_into(&mut changelog);
         for c in changelog.drain(..) {
-            let r = c.into_producer_record_for(&self.changelog_topic, self.input.partition);
-            self.produce(r);
+            Self::produce(
+                &mut self.acc,
+                self.now,
+                &self.changelog_topic,
+                Some(self.input.partition),
+                &c.key,
+                c.value.as_deref(),
+                c.timestamp,
+            );
         }
         self.changelog_buffer = changelog;
     }

@@ -100,6 +100,12 @@ impl BatchBuilder {
         }
     }
 
+    /// Makes room for `bytes` more bytes of records without growing again (a producer sizes
+    /// a new batch for `batch.size` at once).
+    pub fn reserve(&mut self, bytes: usize) {
+        self.body.reserve(bytes);
+    }
+
     /// Sets the idempotent producer's id, epoch and the sequence of the first record.
     pub fn producer(mut self, producer_id: i64, producer_epoch: i16, base_sequence: i32) -> Self {
         self.producer_id = producer_id;
