@@ -10,7 +10,6 @@
 
 pub(crate) mod base64;
 mod consumer_error;
-pub(crate) mod fast_hash;
 pub mod sasl;
 mod serde;
 mod topic_partition;

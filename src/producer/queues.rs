@@ -5,8 +5,8 @@
 
 use std::collections::hash_map::Entry;
 
-use crate::common::fast_hash::FastHashMap;
 use crate::common::TopicPartition;
+use rustc_hash::FxHashMap as FastHashMap;
 
 /// Partition → `Q`, sorted, with lookups by `(&str, i32)`.
 #[derive(Debug)]

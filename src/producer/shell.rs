@@ -12,13 +12,13 @@ use super::config::ProducerConfig;
 use super::sender::InFlightProduce;
 use super::transaction::TransactionManager;
 use crate::client::{Client, ClientError, NodeRotation, SharedClient};
-use crate::common::fast_hash::FastHashMap;
 use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::init_producer_id::InitProducerIdRequest;
 use crate::protocol::records::{partition_for_key, Header, RecordSpec, RecordsError};
 use crate::protocol::{BrokerErrorKind, Uuid};
 use crate::transport::TransportError;
+use rustc_hash::FxHashMap as FastHashMap;
 
 /// A record lent to [`Producer::send_ref`]: the processing runtime's records, sent without
 /// an owned [`ProducerRecord`].
