@@ -9,7 +9,8 @@
 //! `transaction.timeout.ms`.
 //!
 //! What Java does, and this module too:
-//! * the directory is created if missing (permissions `rwxr-x---`) and locked through the
+//! * the directory is created if missing (permissions `rwxr-x---`, also on `state.dir` if
+//!   it is created here; Java sets them on an existing `state.dir` too) and locked through the
 //!   file `.lock` in it; a directory another instance holds is refused ("multiple instances
 //!   running in the same state directory") — each instance needs its own `state.dir`;
 //! * the file `kafka-streams-process-metadata` holds `{"processId":"<uuid>"}` (Jackson's
@@ -65,8 +66,12 @@ impl StateDirectory {
         app_id: &str,
     ) -> Result<(StateDirectory, String, ProcessIdSource), Error> {
         let dir = base.join(app_id);
+        let new_base = !base.exists();
         std::fs::create_dir_all(&dir)
             .map_err(|e| fail(&dir, format!("doesn't exist and couldn't be created: {e}")))?;
+        if new_base {
+            restrict_permissions(base);
+        }
         restrict_permissions(&dir);
         let lock = lock(&dir)?;
         let state = StateDirectory { dir, _lock: lock };

@@ -2,9 +2,11 @@ use super::*;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// What Java 4.4's `StateDirectory` wrote for a process (Jackson's `ObjectMapper` output of
-/// `StateDirectoryProcessFile`, read with `cat` from a streams-peer state directory).
-const JAVA_FILE: &str = r#"{"processId":"5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90"}"#;
+/// The file Kafka Streams 4.4.0's `StateDirectory` wrote (Jackson's `ObjectMapper` output of
+/// `StateDirectoryProcessFile`: 52 bytes, no line end), copied from the state directory of
+/// the streams peer (`--topology wordcount --state-dir …`, RocksDB stores) on 2026-12-05.
+const JAVA_FILE: &str = r#"{"processId":"f3187cd7-0d85-4e5c-ab0d-90555ac89216"}"#;
+const JAVA_ID: &str = "f3187cd7-0d85-4e5c-ab0d-90555ac89216";
 
 fn scratch() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
@@ -19,29 +21,17 @@ fn scratch() -> PathBuf {
 
 #[test]
 fn reads_and_writes_javas_process_file() {
-    assert_eq!(
-        parse_process_file(JAVA_FILE),
-        Ok(Some("5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90".into()))
-    );
-    assert_eq!(
-        render_process_file("5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90"),
-        JAVA_FILE
-    );
+    assert_eq!(parse_process_file(JAVA_FILE), Ok(Some(JAVA_ID.into())));
+    assert_eq!(render_process_file(JAVA_ID), JAVA_FILE);
 }
 
 #[test]
 fn ignores_unknown_fields_and_takes_javas_lower_case() {
     let text = r#" { "version" : 2, "extra": {"a": [1, -2.5e3, true, null, "x\"y"]},
-        "processId" : "5D3C2A4E-8F61-4B8E-9A0E-3F2D7C1B6A90", "z": false } "#;
-    assert_eq!(
-        parse_process_file(text),
-        Ok(Some("5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90".into()))
-    );
-    let escaped = r#"{"processId":"\u0035d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90"}"#;
-    assert_eq!(
-        parse_process_file(escaped),
-        Ok(Some("5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90".into()))
-    );
+        "processId" : "F3187CD7-0D85-4E5C-AB0D-90555AC89216", "z": false } "#;
+    assert_eq!(parse_process_file(text), Ok(Some(JAVA_ID.into())));
+    let escaped = r#"{"processId":"\u0066\u0033187cd7-0d85-4e5c-ab0d-90555ac89216"}"#;
+    assert_eq!(parse_process_file(escaped), Ok(Some(JAVA_ID.into())));
 }
 
 #[test]
@@ -56,10 +46,12 @@ fn no_id_or_null_is_none_and_garbage_is_an_error() {
         "[]",
         r#"{"processId":"not-a-uuid"}"#,
         r#"{"processId":42}"#,
-        r#"{"processId":"5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90""#,
-        r#"{"processId":"5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a9"#,
-        r#"{"processId" "5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90"}"#,
-        "{\"processId\":\"5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90\"\u{0}",
+        // Truncated: no closing brace; a cut UUID; one digit short; no colon.
+        r#"{"processId":"f3187cd7-0d85-4e5c-ab0d-90555ac89216""#,
+        r#"{"processId":"f3187cd7-0d85-4e5c-ab0d-90555ac8921"#,
+        r#"{"processId":"f3187cd7-0d85-4e5c-ab0d-90555ac8921"}"#,
+        r#"{"processId" "f3187cd7-0d85-4e5c-ab0d-90555ac89216"}"#,
+        "{\"processId\":\"f3187cd7-0d85-4e5c-ab0d-90555ac89216\"\u{0}",
     ] {
         assert!(parse_process_file(bad).is_err(), "{bad:?} was accepted");
     }
@@ -102,7 +94,7 @@ fn a_java_process_file_is_taken_as_is() {
     std::fs::create_dir_all(base.join("app")).unwrap();
     std::fs::write(base.join("app").join(PROCESS_FILE_NAME), JAVA_FILE).unwrap();
     let (_dir, id, source) = StateDirectory::open(&base, "app").unwrap();
-    assert_eq!(id, "5d3c2a4e-8f61-4b8e-9a0e-3f2d7c1b6a90");
+    assert_eq!(id, JAVA_ID);
     assert_eq!(source, ProcessIdSource::Read);
     drop(_dir);
     std::fs::remove_dir_all(&base).unwrap();
@@ -132,7 +124,7 @@ fn a_corrupt_or_empty_file_gets_a_fresh_id_written_over_it() {
     let file = base.join("app").join(PROCESS_FILE_NAME);
     std::fs::create_dir_all(base.join("app")).unwrap();
     for (content, expect_replaced) in [
-        (&b"{\"processId\":\"5d3c2a4e-8f61"[..], true),
+        (&b"{\"processId\":\"f3187cd7-0d85"[..], true),
         (&b"\xff\xfe garbage"[..], true),
         (&b""[..], true),
         (&b"{\"processId\":null}"[..], false),
