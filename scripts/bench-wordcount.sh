@@ -11,9 +11,11 @@
 # --threads2 also runs this checkout's instance with num.stream.threads=2 (impl "rust2") in each
 # rep, right after the 1-thread run.
 # --eos also runs this checkout's instance with processing.guarantee=exactly_once_v2 (impl
-# "rust-eos") in each rep, right after the at-least-once run, and every watcher then reads
-# read_committed (issue 24). --commit-ms MS sets every instance's commit interval (default 1000;
-# Java's exactly-once default is 100).
+# "rust-eos") in each rep, right after the at-least-once run, and, unless --no-java, the Java
+# peer with --processing-guarantee exactly_once_v2 (impl "java-eos") right after the Java run;
+# every watcher then reads read_committed, and the summary gives per rep rust-eos/rust,
+# rust-eos/java-eos and java-eos/java (issue 24). --commit-ms MS sets every instance's commit
+# interval (default 1000; Java's exactly-once default is 100).
 # --baseline REV also runs the word_count example as built from commit REV (in a temporary git
 # worktree, its own target dir), in the same run, so a change's before/after is one comparison;
 # --baseline-first runs it before this checkout's in each rep (the second run meets a warmer
@@ -22,6 +24,11 @@
 # one RocksDB instance (issue 25): STORE[@HEAP], STORE = rocksdb (WordCountDemo's count()) or
 # memory (Stores.inMemoryKeyValueStore, caching disabled), HEAP the -Xmx (default: the peer's
 # 256m); each is reported as java-STORE[@HEAP]. E.g. --java-stores "memory rocksdb memory@32m".
+#
+# The input lines are keyed by their line number, so the producer's default partitioner
+# (murmur2 of the key, Java's) spreads them evenly over the partitions, as an application's
+# keyed producer would (null keys went in sticky batches, unevenly: 10,138 / 1,238 / 3,099 /
+# 5,525 of 20,000 lines in one probe).
 #
 # Words/s = output records (one count update per word, the record cache off on both sides:
 # the Java peer sets statestore.cache.max.bytes=0, and the Rust instance is run with
@@ -59,7 +66,7 @@ while [ $# -gt 0 ]; do
     --baseline-bin) baseline_bin_given=$2; shift 2 ;;
     --commit-ms) commit_ms=$2; shift 2 ;;
     --eos) eos=1; shift ;;
-    *) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 log() { printf '[bench-wordcount] %s\n' "$*" >&2; }
@@ -105,9 +112,14 @@ input=bench-wc-in-$$
 topic() { bash scripts/kafka.sh tool org.apache.kafka.tools.TopicCommand --bootstrap-server "$bootstrap" \
   --create --if-not-exists --topic "$1" --partitions "$partitions" >/dev/null; }
 topic "$input"
-log "loading $lines lines ($words words) into $input ($partitions partitions)"
+log "loading $lines lines ($words words) into $input ($partitions partitions, keyed by line number)"
+awk '{ print NR "\t" $0 }' "$work/input.txt" > "$work/keyed.txt"
 bash scripts/kafka.sh tool org.apache.kafka.tools.ConsoleProducer --bootstrap-server "$bootstrap" \
-  --topic "$input" --producer-property linger.ms=50 < "$work/input.txt" >/dev/null
+  --topic "$input" --producer-property linger.ms=50 --reader-property parse.key=true \
+  --reader-property key.separator=$'\t' < "$work/keyed.txt" >/dev/null 2>&1
+spread=$(bash scripts/kafka.sh tool org.apache.kafka.tools.GetOffsetShell --bootstrap-server "$bootstrap" \
+  --topic "$input" 2>/dev/null | awk -F: '{ printf "%s%s", (NR > 1 ? " / " : ""), $3 }')
+log "lines per partition: $spread"
 
 # Peaks of pid $1 until it exits, written to $2 as "rss_kb fds threads tcp": resident set,
 # open file descriptors, threads, established TCP connections. The Java peer runs under a
@@ -151,10 +163,11 @@ run_one() { # impl rep  (impl: rust, baseline, java or java-STORE[@HEAP])
     "$bin" --bootstrap-server "$bootstrap" --application-id "$app" \
       --input "$input" --output "$out" --partitions "$partitions" --commit-ms "$commit_ms" --quiet \
       --no-stdin-input "${extra[@]}" < "$work/ctl" > "$work/$impl.log" 2>&1 &
-  elif [ "$impl" = java ]; then
+  elif [ "$impl" = java ] || [ "$impl" = java-eos ]; then
+    local guarantee=at_least_once; [ "$impl" = java-eos ] && guarantee=exactly_once_v2
     bash scripts/streams-peer.sh run --group "$app" --bootstrap "$bootstrap" --input "$input" \
       --output "$out" --topology wordcount --commit-ms "$commit_ms" --log-file "$work/$impl-peer.log" \
-      < "$work/ctl" > "$work/$impl.log" 2>&1 &
+      --processing-guarantee "$guarantee" < "$work/ctl" > "$work/$impl.log" 2>&1 &
   else
     local variant=${impl#java-}; local store=${variant%%@*} heap=${KSG_PEER_HEAP:-256m}
     [ "$variant" != "$store" ] && heap=${variant#*@}
@@ -173,10 +186,11 @@ run_one() { # impl rep  (impl: rust, baseline, java or java-STORE[@HEAP])
   wait "$pid" || true
   kill "$sampler" 2>/dev/null || true
   local rate; rate=$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' "$work/watch")
-  echo "$impl rep=$rep words=$words words_per_s=${rate:-?} peak_rss_mb=$((rss / 1024)) peak_fds=$fds peak_threads=$thr peak_tcp=$tcp ($(cat "$work/watch"))"
+  echo "$impl rep=$rep words=$words words_per_s=${rate:-?} peak_rss_mb=$((rss / 1024)) peak_fds=$fds peak_threads=$thr peak_tcp=$tcp ($(cat "$work/watch"))" \
+    | tee -a "$work/results"
 }
 
-echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partitions partitions; commit every $commit_ms ms; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# Kafka $kafka_version at $bootstrap; $lines lines, $words words, $partitions partitions ($spread lines); commit every $commit_ms ms; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$reps"); do
   if [ -n "$baseline" ] && [ "$baseline_first" = 1 ]; then run_one baseline "$rep"; fi
   run_one rust "$rep"
@@ -184,5 +198,15 @@ for rep in $(seq 1 "$reps"); do
   if [ "$threads2" = 1 ]; then run_one rust2 "$rep"; fi
   if [ -n "$baseline" ] && [ "$baseline_first" = 0 ]; then run_one baseline "$rep"; fi
   if [ "$java" = 1 ] && [ -z "$java_stores" ]; then run_one java "$rep"; fi
+  if [ "$java" = 1 ] && [ "$eos" = 1 ] && [ -z "$java_stores" ]; then run_one java-eos "$rep"; fi
   if [ "$java" = 1 ]; then for v in $java_stores; do run_one "java-$v" "$rep"; done; fi
 done
+if [ "$eos" = 1 ]; then
+  # Per rep: the ratios of words/s within the rep (same input, same broker, minutes apart).
+  awk '{ split($2, r, "="); split($4, w, "="); rate[$1, r[2]] = w[2]; reps[r[2]] = 1 }
+    function ratio(a, b) { return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "-" }
+    END { for (k in reps) printf "# rep %s: rust-eos/rust %s, rust-eos/java-eos %s, java-eos/java %s, rust/java %s\n", k,
+      ratio(rate["rust-eos", k], rate["rust", k]), ratio(rate["rust-eos", k], rate["java-eos", k]),
+      ratio(rate["java-eos", k], rate["java", k]), ratio(rate["rust", k], rate["java", k]) }' "$work/results" | sort
+fi
+echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -27,11 +27,11 @@ const PARTITIONS: i32 = 3;
 
 /// Record `i` of a run: null keys, empty, null and 100 KB values, headers, timestamps.
 fn record(topic: &str, i: usize, base_ts: i64) -> ProducerRecord {
-    let key = (i % 5 != 0).then(|| format!("key-{}", i % 257).into_bytes());
+    let key = (!i.is_multiple_of(5)).then(|| format!("key-{}", i % 257).into_bytes());
     let value = match i {
-        _ if i % 8_009 == 0 => Some(vec![(i % 251) as u8; 100 * 1024]),
-        _ if i % 7 == 0 => Some(Vec::new()),
-        _ if i % 13 == 0 => None,
+        _ if i.is_multiple_of(8_009) => Some(vec![(i % 251) as u8; 100 * 1024]),
+        _ if i.is_multiple_of(7) => Some(Vec::new()),
+        _ if i.is_multiple_of(13) => None,
         _ => Some(format!("value-{i}").into_bytes()),
     };
     let mut r = ProducerRecord {
@@ -41,7 +41,7 @@ fn record(topic: &str, i: usize, base_ts: i64) -> ProducerRecord {
         timestamp: Some(base_ts + i as i64),
         ..Default::default()
     };
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         r = r.header(b"seq", Some(i.to_string().as_bytes()));
         r = r.header(b"null-header", None);
     }

@@ -208,7 +208,7 @@ fn connection_cuts_mid_produce_give_no_duplicate_and_no_loss() {
         s.spawn(|| {
             while !stop.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(25));
-                if cuts.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+                if cuts.fetch_add(1, Ordering::SeqCst).is_multiple_of(2) {
                     proxy.reset_all();
                 } else {
                     proxy.disconnect_all();

@@ -686,6 +686,11 @@ fn a_java_streams_properties_file_configures_a_processing_member() {
         c.get_deserialization_handler(),
         DeserializationHandler::LogAndContinue
     );
+    // state.dir: where the process id is kept (Java's kafka-streams-process-metadata).
+    assert_eq!(
+        c.get_state_dir(),
+        Some(std::path::Path::new("/var/lib/kafka-streams"))
+    );
     let m = c.group_config(&topology()).build_config().unwrap();
     assert_eq!(m.group_id, "streams-wordcount");
     assert_eq!(m.user_endpoint, Some(UserEndpoint::new("host-7", 8080)));

@@ -42,13 +42,14 @@ struct Args {
     threads: usize,
     cache_max_bytes: Option<u64>,
     exactly_once: bool,
+    state_dir: Option<String>,
     quiet: bool,
     stdin_lines: bool,
 }
 
 const USAGE: &str = "usage: word_count [--bootstrap-server HOST:PORT] [--application-id ID] \
 [--input TOPIC] [--output TOPIC] [--partitions N] [--commit-ms MS] [--threads N] [--cache-max-bytes N] \
-[--processing-guarantee at_least_once|exactly_once_v2] [--quiet] \
+[--processing-guarantee at_least_once|exactly_once_v2] [--state-dir DIR] [--quiet] \
 [--no-stdin-input]";
 
 fn env_or(key: &str, default: &str) -> String {
@@ -66,6 +67,7 @@ fn parse_args() -> Result<Args, String> {
         threads: 1,
         cache_max_bytes: None,
         exactly_once: false,
+        state_dir: None,
         quiet: false,
         stdin_lines: true,
     };
@@ -100,6 +102,7 @@ fn parse_args() -> Result<Args, String> {
                     other => return Err(format!("--processing-guarantee {other}\n{USAGE}")),
                 }
             }
+            "--state-dir" => args.state_dir = Some(value()?),
             "--quiet" => args.quiet = true,
             "--no-stdin-input" => args.stdin_lines = false,
             "-h" | "--help" => return Err(USAGE.to_string()),
@@ -141,6 +144,9 @@ fn run(args: Args) -> Result<(), Error> {
         .num_stream_threads(args.threads);
     if args.exactly_once {
         config = config.processing_guarantee(ProcessingGuarantee::ExactlyOnceV2);
+    }
+    if let Some(dir) = &args.state_dir {
+        config = config.state_dir(dir); // state.dir: the process id is kept there
     }
     if let Some(bytes) = args.cache_max_bytes {
         config = config.cache_max_bytes(bytes); // statestore.cache.max.bytes (10 MiB unless set)

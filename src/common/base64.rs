@@ -46,7 +46,7 @@ fn value(c: u8) -> Option<u32> {
 /// Decodes padded standard base64; `None` for any malformed or non-canonical input
 /// (wrong length, bad characters, misplaced padding, non-zero trailing bits).
 pub(crate) fn decode(input: &[u8]) -> Option<Vec<u8>> {
-    if input.len() % 4 != 0 {
+    if !input.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(input.len() / 4 * 3);

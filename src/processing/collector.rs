@@ -112,8 +112,9 @@ impl RecordCollector {
 
     /// The commit path. At-least-once: every record sent so far is acknowledged (flush)
     /// before `offsets` are committed, so a committed offset never runs ahead of the output
-    /// of the records before it. Exactly-once: `offsets` go into the open transaction with
-    /// the group's member id and epoch, and the transaction commits (its records are flushed
+    /// of the records before it. Exactly-once: `offsets` (with their metadata, the partition
+    /// time, as Java's) go into the open transaction with the group's member id and epoch,
+    /// and the transaction commits (its records are flushed
     /// first); a failure aborts it ([`Commit::Migrated`]) or, if fatal, is returned.
     pub(crate) fn commit(
         &mut self,
@@ -130,12 +131,8 @@ impl RecordCollector {
         if offsets.is_empty() && !txn.in_transaction() {
             return Ok(Commit::Nothing);
         }
-        let plain = offsets
-            .iter()
-            .map(|(tp, o)| (tp.clone(), o.offset))
-            .collect();
         let meta = group.group_metadata();
-        match txn.commit(&plain, &meta) {
+        match txn.commit(offsets, &meta) {
             Ok(()) => Ok(Commit::Done(OffsetCommitOutcome::Committed {
                 member_epoch: meta.member_epoch,
                 stale_epoch_retries: 0,

@@ -2,6 +2,7 @@
 //! top of a [`ClientConfig`].
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -93,6 +94,7 @@ pub struct ProcessingConfig {
     rack_id: Option<String>,
     client_tags: Vec<(String, String)>,
     rebalance_timeout_ms: Option<i32>,
+    state_dir: Option<PathBuf>,
     group_hooks: Vec<GroupConfigHook>,
 }
 
@@ -115,6 +117,7 @@ impl fmt::Debug for ProcessingConfig {
             .field("rack_id", &self.rack_id)
             .field("client_tags", &self.client_tags)
             .field("rebalance_timeout_ms", &self.rebalance_timeout_ms)
+            .field("state_dir", &self.state_dir)
             .field("group_hooks", &self.group_hooks.len())
             .finish()
     }
@@ -157,6 +160,7 @@ impl ProcessingConfig {
             rack_id: None,
             client_tags: Vec::new(),
             rebalance_timeout_ms: None,
+            state_dir: None,
             group_hooks: Vec::new(),
         }
     }
@@ -180,6 +184,7 @@ impl ProcessingConfig {
     ///   `statestore.cache.max.bytes` (or the deprecated `cache.max.bytes.buffering`, which
     ///   it overrides, as in Java): the record cache;
     ///   `default.deserialization.exception.handler` ([`DeserializationHandler`]);
+    ///   `state.dir` (where the process id is kept, [`state_dir`](Self::state_dir));
     /// * refused unless its value is what this crate does, with the reason:
     ///   `processing.guarantee` (`at_least_once` or `exactly_once_v2`; the deprecated
     ///   `exactly_once` and `exactly_once_beta` are refused, as Kafka 4 does),
@@ -190,8 +195,8 @@ impl ProcessingConfig {
     /// * ignored with one `info` line saying why: what only matters to a JVM (serde classes,
     ///   metrics, RocksDB, `consumer.`/`producer.`/`admin.`/`topic.` overrides, ...), what
     ///   the broker decides under the Streams protocol (`num.standby.replicas`,
-    ///   `rack.aware.assignment.*`, ...), `state.dir` (stores are in memory), and more: the
-    ///   README's Processing section has the table.
+    ///   `rack.aware.assignment.*`, ...), and more: the README's Processing section has the
+    ///   table.
     ///
     /// Any other key is an [`Error::InvalidConfiguration`] naming it and the closest accepted
     /// key (`commit.interval.msec`: did you mean `commit.interval.ms`?).
@@ -377,6 +382,23 @@ impl ProcessingConfig {
         self
     }
 
+    /// `state.dir`: where the instance keeps its process id across restarts, in
+    /// `<dir>/<application.id>/kafka-streams-process-metadata` (Java's file and format), so a
+    /// restarted instance keeps its `transactional.id`s and fences its predecessor's producer
+    /// at once, and the broker sees the same process. The directory is created if missing and
+    /// locked while the runtime runs: each instance needs its own. Unset (the default), the
+    /// process id is new at every start. Stores stay in memory either way. A process id set
+    /// through [`with_group_config`](Self::with_group_config) wins over the stored one.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// The state directory, if set.
+    pub fn get_state_dir(&self) -> Option<&Path> {
+        self.state_dir.as_deref()
+    }
+
     /// Any other membership setting ([`StreamsGroupConfig`]: process id, join and close
     /// timeouts, retries, metrics, ...): `f` is applied last to the configuration
     /// [`group_config`](Self::group_config) builds, after every setting above; hooks run in
@@ -407,12 +429,25 @@ impl ProcessingConfig {
     /// [`with_group_config`](Self::with_group_config) hooks. Checked when the member joins
     /// ([`StreamsGroupConfig::validate`]).
     pub fn group_config(&self, topology: &StreamsTopology) -> StreamsGroupConfig {
+        self.group_config_for(topology, None)
+    }
+
+    /// [`group_config`](Self::group_config) with `process_id` (the one kept in the state
+    /// directory) set before the hooks, so a hook's own process id wins.
+    pub(crate) fn group_config_for(
+        &self,
+        topology: &StreamsTopology,
+        process_id: Option<&str>,
+    ) -> StreamsGroupConfig {
         let mut topology = topology.clone();
         if let Some(rf) = self.replication_factor {
             apply_replication_factor(&mut topology, rf);
         }
         let mut g = StreamsGroupConfig::new(String::new(), self.application_id.clone(), topology)
             .client_config(self.client.clone());
+        if let Some(pid) = process_id {
+            g = g.process_id(pid);
+        }
         if let Some(e) = &self.user_endpoint {
             g = g.user_endpoint(e.host.clone(), e.port);
         }

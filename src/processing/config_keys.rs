@@ -41,6 +41,7 @@ const OWN_KEYS: &[&str] = &[
     "statestore.cache.max.bytes",
     "cache.max.bytes.buffering",
     "topology.optimization",
+    "state.dir",
 ];
 
 const JVM: &str = "JVM only (a Java class, metrics, JVM client tuning or upgrade setting)";
@@ -84,11 +85,6 @@ const IGNORED: &[(&str, &str)] = &[
     ("metadata.recovery.rebootstrap.trigger.ms", JVM),
     ("receive.buffer.bytes", JVM),
     ("send.buffer.bytes", JVM),
-    (
-        "state.dir",
-        "stores are held in memory and restored from their changelogs; nothing is written to \
-         disk",
-    ),
     (
         "state.cleanup.delay.ms",
         "not configurable here yet: stores of a revoked task are kept 10 min (Java's default)",
@@ -184,6 +180,7 @@ struct Reader {
     threads: Option<usize>,
     cache: Option<u64>,
     deprecated_cache: Option<u64>,
+    state_dir: Option<String>,
 }
 
 impl Reader {
@@ -215,6 +212,7 @@ impl Reader {
                 self.deprecated_cache = Some(number(k, v, 0)?.unsigned_abs())
             }
             "topology.optimization" => check_optimization(v)?,
+            "state.dir" => self.state_dir = Some(v.to_string()).filter(|d| !d.is_empty()),
             _ if properties::CLIENT_KEYS.contains(&k) => {
                 self.client.push((k.to_string(), v.to_string()))
             }
@@ -260,6 +258,9 @@ impl Reader {
         }
         if let Some(h) = self.handler {
             c = c.deserialization_handler(h);
+        }
+        if let Some(d) = self.state_dir {
+            c = c.state_dir(d);
         }
         // Java: the deprecated key counts only when the new one is not set.
         if let Some(bytes) = self.cache.or(self.deprecated_cache) {

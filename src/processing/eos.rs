@@ -22,7 +22,7 @@ use crate::error::Error;
 use crate::producer::transaction::GroupMetadata;
 use crate::producer::{Producer, ProducerRecord, RecordRef, TransactionError};
 use crate::protocol::BrokerErrorKind;
-use crate::streams::commit::TopicPartition;
+use crate::streams::commit::{CommitOffset, TopicPartition};
 
 use super::ports::ProducePort;
 
@@ -30,12 +30,12 @@ use super::ports::ProducePort;
 pub(crate) trait TransactionPort {
     /// Whether a transaction is open (a record was sent since the last commit or abort).
     fn in_transaction(&self) -> bool;
-    /// Adds `offsets` (next offset to read per input partition) for `group` to the open
-    /// transaction (opening one if none is) and commits it: records sent before and the
-    /// offsets become visible together.
+    /// Adds `offsets` (next offset to read per input partition, with Kafka Streams'
+    /// metadata: the partition time) for `group` to the open transaction (opening one if
+    /// none is) and commits it: records sent before and the offsets become visible together.
     fn commit(
         &mut self,
-        offsets: &BTreeMap<TopicPartition, i64>,
+        offsets: &BTreeMap<TopicPartition, CommitOffset>,
         group: &GroupMetadata,
     ) -> Result<(), TransactionError>;
     /// Aborts the open transaction (nothing if none is open): unsent records are dropped,
@@ -150,7 +150,7 @@ impl TransactionPort for EosProducer {
 
     fn commit(
         &mut self,
-        offsets: &BTreeMap<TopicPartition, i64>,
+        offsets: &BTreeMap<TopicPartition, CommitOffset>,
         group: &GroupMetadata,
     ) -> Result<(), TransactionError> {
         self.begin()?;

@@ -352,3 +352,45 @@ fn a_commit_timeout_before_the_coordinator_committed_loses_nothing() {
     assert_eq!(outputs(&h, "a"), [1, 2, 3], "each count once, none lost");
     assert_eq!(h.shared.committed(&input(0)), Some(3));
 }
+
+/// The offsets of a transaction carry each partition's time as Kafka Streams'
+/// `TopicPartitionMetadata` (as Java's `StreamTask` commits them, under either guarantee),
+/// and the next owner of the task starts from that partition time. (Before, the
+/// TxnOffsetCommit carried offsets only: the next owner, Java or Rust, started at -1.)
+#[test]
+fn the_transactions_offsets_carry_the_partition_time_the_next_owner_reads() {
+    let shared = Shared::default();
+    let mut h = Harness::new_eos(shared.clone(), INTERVAL);
+    for (i, ts) in [1_700_000_000_000, 1_700_000_000_500, 1_700_000_000_200]
+        .into_iter()
+        .enumerate()
+    {
+        h.shared.append(&input(0), "a", Some(b"x"), ts);
+        assert_eq!(h.shared.log(&input(0)).len(), i + 1);
+    }
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    tick(&h);
+    h.step();
+    let committed = shared.lock().committed.get(&input(0)).cloned();
+    let committed = committed.expect("committed in the transaction");
+    assert_eq!(committed.offset, 3);
+    // Java: new TopicPartitionMetadata(1700000000500L, empty).encode().
+    assert_eq!(
+        committed.metadata.as_deref(),
+        Some("AgAAAYvP5Wn0"),
+        "the largest timestamp processed, base64(02 ‖ BE64)"
+    );
+    // Another instance takes the task over: its partition time is the committed one.
+    drop(h);
+    let mut next = Harness::new_eos(shared, INTERVAL);
+    next.assign(&[(0, ACTIVE)]);
+    next.step();
+    let task = next
+        .thread
+        .tasks
+        .active
+        .get(&task(0))
+        .expect("task 0 active");
+    assert_eq!(task.group.partition_time(&input(0)), 1_700_000_000_500);
+}

@@ -17,6 +17,7 @@ use super::app::StreamsApp;
 use super::config::ProcessingConfig;
 use super::lifecycle::{LocalTask, RuntimeState, StateListener};
 use super::ports::{GroupPort, HandleGroup};
+use super::state_dir::StateDirectory;
 use super::state_manager::key_value_stores;
 use super::thread::StreamThread;
 use super::workers::{build_member, member_config, AppParts, StateView, Worker};
@@ -103,6 +104,9 @@ pub struct ProcessingRuntime {
     view: Arc<Mutex<StateView>>,
     /// Why a worker thread failed, once seen.
     worker_failure: Option<String>,
+    /// `<state.dir>/<application.id>`, locked until the runtime is dropped (if `state.dir`
+    /// is set).
+    _state_dir: Option<StateDirectory>,
 }
 
 impl std::fmt::Debug for ProcessingRuntime {
@@ -134,8 +138,26 @@ impl ProcessingRuntime {
             stores: app.stores,
             factory: Arc::new(Mutex::new(app.factory)),
         };
-        let first = member_config(&config, &parts.topology, None, 1);
+        // Java's `StateDirectory#initializeProcessId`: the process id kept across restarts.
+        let (state_dir, stored_pid) = match config.get_state_dir() {
+            Some(base) => {
+                let (dir, pid, _) = StateDirectory::open(base, config.application_id())?;
+                (Some(dir), Some(pid))
+            }
+            None => (None, None),
+        };
+        let first = member_config(&config, &parts.topology, stored_pid.as_deref(), 1);
         let process_id = first.get_process_id().to_owned();
+        match (&state_dir, stored_pid) {
+            (Some(dir), Some(stored)) if stored != process_id => log::info!(
+                "process id {process_id} (set by the application; {stored} in {} unused)",
+                dir.path().display()
+            ),
+            (Some(dir), _) => {
+                log::info!("process id {process_id} (kept in {})", dir.path().display())
+            }
+            _ => log::info!("process id {process_id} (new: no state.dir)"),
+        }
         let startup = first.get_join_timeout() + config.client().get_request_timeout() * 2;
         let mut thread = build_member(&config, &parts, first, 1)?;
         thread
@@ -162,6 +184,7 @@ impl ProcessingRuntime {
             workers: Vec::new(),
             view,
             worker_failure: None,
+            _state_dir: state_dir,
         };
         for idx in 2..=n {
             let (c, p, pid) = (runtime.config.clone(), parts.clone(), process_id.clone());

@@ -37,6 +37,7 @@ mod ports;
 pub mod purge;
 pub mod query;
 pub mod serde;
+mod state_dir;
 mod state_manager;
 /// The old path of the stores: now [`crate::state`].
 #[deprecated(since = "0.2.0", note = "moved to `kafka_streams_group::state`")]

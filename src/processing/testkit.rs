@@ -498,10 +498,13 @@ impl TransactionPort for FakeProducer {
 
     fn commit(
         &mut self,
-        offsets: &BTreeMap<TopicPartition, i64>,
+        offsets: &BTreeMap<TopicPartition, CommitOffset>,
         group: &GroupMetadata,
     ) -> Result<(), TransactionError> {
-        let list: Vec<String> = offsets.iter().map(|(tp, o)| format!("{tp}={o}")).collect();
+        let list: Vec<String> = offsets
+            .iter()
+            .map(|(tp, o)| format!("{tp}={}", o.offset))
+            .collect();
         self.shared.event(format!(
             "txn offsets {} epoch {}",
             list.join(","),
@@ -521,7 +524,7 @@ impl TransactionPort for FakeProducer {
         self.deliver();
         let mut c = self.shared.lock();
         for (tp, o) in offsets {
-            c.committed.insert(tp.clone(), CommitOffset::new(*o));
+            c.committed.insert(tp.clone(), o.clone());
         }
         if timeout == Some(true) {
             // Committed at the coordinator; the producer does not know it.

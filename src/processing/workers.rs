@@ -51,14 +51,18 @@ pub(crate) struct AppParts {
 /// The membership configuration of stream thread `idx` (1-based): the instance's process
 /// id for all; a static instance id always suffixed with `-<idx>`, one thread or several,
 /// as Java's `getMainConsumerConfigs` does (`<id>-1` for a single thread).
+///
+/// `process_id`: for thread 1 the one kept in the state directory, if any (a process id the
+/// application's [`with_group_config`](ProcessingConfig::with_group_config) sets wins over
+/// it); for threads 2..=N thread 1's, which they take whatever the hooks say.
 pub(crate) fn member_config(
     config: &ProcessingConfig,
     topology: &StreamsTopology,
     process_id: Option<&str>,
     idx: usize,
 ) -> StreamsGroupConfig {
-    let mut g = config.group_config(topology);
-    if let Some(pid) = process_id {
+    let mut g = config.group_config_for(topology, process_id);
+    if let (Some(pid), true) = (process_id, idx > 1) {
         g = g.process_id(pid);
     }
     if let Some(id) = g.get_instance_id().map(str::to_owned) {
@@ -362,6 +366,23 @@ mod tests {
             member_config(&dynamic, &topology, None, 1).get_instance_id(),
             None
         );
+    }
+
+    /// Thread 1 takes the state directory's process id unless the application sets one;
+    /// the other threads take thread 1's.
+    #[test]
+    fn the_stored_process_id_yields_to_the_applications_own() {
+        let topology = StreamsTopology::new();
+        let plain = ProcessingConfig::new("127.0.0.1:9092", "app");
+        let one = member_config(&plain, &topology, Some("stored"), 1);
+        assert_eq!(one.get_process_id(), "stored");
+        let fresh = member_config(&plain, &topology, None, 1);
+        assert_ne!(fresh.get_process_id(), "stored");
+        let user = plain.with_group_config(|g| g.process_id("mine"));
+        let one = member_config(&user, &topology, Some("stored"), 1);
+        assert_eq!(one.get_process_id(), "mine", "the application's id wins");
+        let two = member_config(&user, &topology, Some(one.get_process_id()), 2);
+        assert_eq!(two.get_process_id(), "mine");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::connect::client_error;
 use crate::error::{BrokerErrorContext, Error};
 use crate::protocol::api::api_versions::ApiVersionsRequest;
 use crate::protocol::{ApiMessage, Request};
+use crate::streams::commit::CommitOffset;
 
 /// The finalised feature that says which transaction protocol the cluster runs.
 const TRANSACTION_VERSION: &str = "transaction.version";
@@ -132,14 +133,24 @@ impl Producer {
     /// visible to the group only if the transaction commits. The group coordinator checks
     /// the member id, member epoch and instance id like an OffsetCommit (KIP-447).
     /// Transaction version 1 sends AddOffsetsToTxn first; version 2 only TxnOffsetCommit.
-    pub fn send_offsets_to_transaction(
+    ///
+    /// An offset is an `i64`, or a [`CommitOffset`] to commit a leader epoch and metadata
+    /// with it (Java's `OffsetAndMetadata`; Kafka Streams puts the partition time there,
+    /// [`CommitOffset::partition_time`]).
+    pub fn send_offsets_to_transaction<O>(
         &mut self,
-        offsets: &BTreeMap<TopicPartition, i64>,
+        offsets: &BTreeMap<TopicPartition, O>,
         group: &GroupMetadata,
-    ) -> Result<(), TransactionError> {
+    ) -> Result<(), TransactionError>
+    where
+        O: Clone + Into<CommitOffset>,
+    {
         let deadline = self.max_block_deadline();
-        self.txn_mut()?
-            .send_offsets(offsets.clone(), group.clone())?;
+        let offsets = offsets
+            .iter()
+            .map(|(tp, o)| (tp.clone(), o.clone().into()))
+            .collect();
+        self.txn_mut()?.send_offsets(offsets, group.clone())?;
         self.drive("send_offsets_to_transaction", deadline)
     }
 

@@ -80,6 +80,13 @@ impl CommitOffset {
     }
 }
 
+/// An offset without leader epoch or metadata ([`CommitOffset::new`]).
+impl From<i64> for CommitOffset {
+    fn from(offset: i64) -> Self {
+        CommitOffset::new(offset)
+    }
+}
+
 /// A committed offset as the coordinator returned it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommittedOffset {

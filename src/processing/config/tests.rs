@@ -155,10 +155,22 @@ fn common_java_only_keys_are_ignored() {
             "default.value.serde",
             "org.apache.kafka.common.serialization.Serdes$LongSerde",
         ),
-        ("state.dir", "/tmp/kafka-streams"),
+        ("rocksdb.config.setter", "com.acme.Rocks"),
     ])
     .unwrap();
     assert_eq!(c.get_commit_interval(), DEFAULT_COMMIT_INTERVAL);
+}
+
+/// `state.dir` is where the process id is kept; unset, none is kept.
+#[test]
+fn state_dir_is_applied() {
+    let c = with(&[("state.dir", "/tmp/kafka-streams")]).unwrap();
+    assert_eq!(
+        c.get_state_dir(),
+        Some(std::path::Path::new("/tmp/kafka-streams"))
+    );
+    assert_eq!(with(&[]).unwrap().get_state_dir(), None);
+    assert_eq!(with(&[("state.dir", " ")]).unwrap().get_state_dir(), None);
 }
 
 #[test]

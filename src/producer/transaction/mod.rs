@@ -38,6 +38,7 @@ use crate::protocol::api::txn_offset_commit::{
     TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic,
 };
 use crate::protocol::BrokerErrorKind;
+use crate::streams::commit::CommitOffset;
 
 mod error;
 mod handlers;
@@ -202,7 +203,7 @@ pub enum Step {
 #[derive(Debug, Clone)]
 struct PendingOffsets {
     group: GroupMetadata,
-    offsets: BTreeMap<TopicPartition, i64>,
+    offsets: BTreeMap<TopicPartition, CommitOffset>,
     /// Version 1: AddOffsetsToTxn answered.
     added: bool,
 }
@@ -356,11 +357,12 @@ impl TransactionManager {
         }
     }
 
-    /// `sendOffsetsToTransaction`: commits `offsets` (next offset to read per partition) of
-    /// `group` when the transaction commits.
+    /// `sendOffsetsToTransaction`: commits `offsets` (next offset to read per partition, with
+    /// its leader epoch and metadata, as Java's `OffsetAndMetadata`) of `group` when the
+    /// transaction commits.
     pub fn send_offsets(
         &mut self,
-        offsets: BTreeMap<TopicPartition, i64>,
+        offsets: BTreeMap<TopicPartition, CommitOffset>,
         group: GroupMetadata,
     ) -> Result<(), TxnError> {
         self.require_in_transaction("send_offsets_to_transaction")?;
@@ -497,11 +499,12 @@ impl TransactionManager {
             }));
         }
         let mut topics: Vec<TxnOffsetCommitRequestTopic> = Vec::new();
-        for (tp, &offset) in &pending.offsets {
+        for (tp, o) in &pending.offsets {
             let p = TxnOffsetCommitRequestPartition {
                 partition_index: tp.partition,
-                committed_offset: offset,
-                ..Default::default()
+                committed_offset: o.offset,
+                committed_leader_epoch: o.leader_epoch.unwrap_or(-1),
+                committed_metadata: o.metadata.clone(),
             };
             match topics.last_mut() {
                 Some(t) if t.name == tp.topic => t.partitions.push(p),

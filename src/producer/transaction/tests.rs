@@ -225,7 +225,11 @@ fn v1_commit_adds_partitions_then_offsets_then_ends() {
         member_epoch: 7,
         group_instance_id: Some("i-1".into()),
     };
-    let offsets = BTreeMap::from([(TopicPartition::new("in", 0), 100)]);
+    // Kafka Streams' offset: the partition time as metadata (TopicPartitionMetadata).
+    let offset = CommitOffset::new(100)
+        .leader_epoch(3)
+        .partition_time(1_700_000_000_000);
+    let offsets = BTreeMap::from([(TopicPartition::new("in", 0), offset)]);
     m.send_offsets(offsets, group).unwrap();
     let Some(TxnRequest::AddPartitions(r)) = m.next_request() else {
         panic!()
@@ -253,7 +257,16 @@ fn v1_commit_adds_partitions_then_offsets_then_ends() {
         ),
         ("m-1", 7, Some("i-1"))
     );
-    assert_eq!(r.topics[0].partitions[0].committed_offset, 100);
+    let p = &r.topics[0].partitions[0];
+    assert_eq!(
+        (
+            p.committed_offset,
+            p.committed_leader_epoch,
+            p.committed_metadata.as_deref()
+        ),
+        (100, 3, Some("AgAAAYvP5WgA")),
+        "offset, leader epoch and Java's metadata bytes"
+    );
     assert_eq!(m.on_txn_offset_commit(&offsets_resp(K::None)), Step::Done);
     assert!(!m.offsets_pending());
     assert_eq!(
@@ -282,7 +295,7 @@ fn v2_adds_nothing_explicitly_and_takes_the_epoch_from_end_txn() {
     assert!(!m.partitions_pending());
     m.on_batch_sent(&tp(0));
     m.send_offsets(
-        BTreeMap::from([(TopicPartition::new("in", 0), 5)]),
+        BTreeMap::from([(TopicPartition::new("in", 0), CommitOffset::new(5))]),
         GroupMetadata::new("app"),
     )
     .unwrap();
@@ -475,7 +488,7 @@ fn txn_offset_commit_answers_as_java() {
         let mut m = ready(TxnVersion::V2);
         m.begin().unwrap();
         m.send_offsets(
-            BTreeMap::from([(TopicPartition::new("in", 0), 1)]),
+            BTreeMap::from([(TopicPartition::new("in", 0), CommitOffset::new(1))]),
             GroupMetadata::new("g"),
         )
         .unwrap();
@@ -503,7 +516,7 @@ fn txn_offset_commit_answers_as_java() {
         let mut m = ready(TxnVersion::V2);
         m.begin().unwrap();
         m.send_offsets(
-            BTreeMap::from([(TopicPartition::new("in", 0), 1)]),
+            BTreeMap::from([(TopicPartition::new("in", 0), CommitOffset::new(1))]),
             GroupMetadata::new("g"),
         )
         .unwrap();
