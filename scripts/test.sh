@@ -116,12 +116,17 @@ if [ $unit_only -eq 0 ]; then
     # live_transactions (issue 24) is among them: it downgrades this broker's
     # transaction.version to 1 for one test and restores 2.
     # The exactly-once kill -9 rounds and the zombie (issue 24) are asked for on 4.4.0 and
-    # 4.2.2, and cost ~5 min per version: on the versions between, they are left out.
+    # 4.2.2, and cost ~5 min per version: on the versions between, they are left out. The
+    # restart through a kept state directory (~2 min; what it shows does not depend on the
+    # broker version beyond the fencing both of those already show) runs on 4.4.0 only.
     between=()
     case "$version" in 4.4.0|4.2.2) ;; *)
       between=(--skip java_and_rust_under_exactly_once_survive_kill_9
                --skip a_resumed_zombie_writes_nothing_visible_and_rejoins) ;;
     esac
+    if [ "$version" != 4.4.0 ]; then
+      between+=(--skip a_restart_with_its_state_dir_fences_the_killed_predecessor_at_once)
+    fi
     KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --no-fail-fast --tests -- --ignored --skip conformance_against_kafka \
       --skip copartition_order_matches_kafka_streams --skip topologies_match_kafka_streams \
       --skip dsl_programs_match_topology_test_driver \
