@@ -24,6 +24,7 @@
 //! [`DslTestDriver`] runs a program without a broker, as Java's `TopologyTestDriver`.
 
 mod driver;
+mod query_serdes;
 mod run;
 
 use std::collections::{BTreeMap, HashMap};
@@ -254,6 +255,7 @@ impl StreamsApp {
                 app = app.store(sub.clone(), s.clone(), StoreFormat::TimestampedKeyValue);
             }
         }
+        app.store_serdes = program.store_serdes();
         Ok(app)
     }
 }

@@ -33,6 +33,9 @@
 mod handle;
 mod metadata;
 #[cfg(test)]
+mod store_tests;
+pub mod stores;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeSet;
@@ -44,6 +47,10 @@ pub use self::handle::StreamsMetadataHandle;
 pub use self::metadata::{
     is_initialized, key_query_metadata, metadata_for_all_streams_clients,
     streams_metadata_for_store, EndpointMap, KeyQueryTarget, StoreTopics,
+};
+pub use self::stores::{
+    ReadOnlyKeyValueStore, StoreQueryError, StoreQueryHandle, StoreQueryParameters,
+    DEFAULT_QUERY_TIMEOUT,
 };
 
 /// Where a key lives (Java's `KeyQueryMetadata`).
