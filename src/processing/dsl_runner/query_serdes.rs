@@ -38,3 +38,44 @@ impl DslProgram {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::dsl::{Consumed, Materialized, StreamsBuilder, TypedSerde};
+    use crate::processing::query::stores::StoreCatalog;
+    use crate::processing::StreamsApp;
+    use crate::topology::HeartbeatTopologyOptions;
+
+    /// The serdes a DSL program writes its stores with are the ones a query reads with: a
+    /// count's (String keys, Long counts) and a table's with a user value serde.
+    #[test]
+    fn a_dsl_programs_stores_carry_their_serdes() {
+        let builder = StreamsBuilder::new();
+        let upper = TypedSerde::new(
+            "Upper",
+            |v: &Vec<char>| v.iter().collect::<String>().into_bytes(),
+            |b: &[u8]| Ok(String::from_utf8_lossy(b).chars().collect()),
+        );
+        let mut m = Materialized::named("people");
+        m.value_typed = Some(upper.erase());
+        let mut c = Consumed::default();
+        c.value_typed = Some(upper.erase());
+        builder.table_with::<String, Vec<char>>("people-topic", c, m);
+        builder
+            .stream::<String, String>("words")
+            .group_by_key()
+            .count_with(None, Materialized::named("word-counts"));
+        let program = builder.build().expect("program");
+        let app = StreamsApp::from_dsl(&program, &HeartbeatTopologyOptions::new("q")).unwrap();
+        let (k, v) = &app.store_serdes["word-counts"];
+        assert!(k.serves::<String>() && v.serves::<i64>(), "{k:?} {v:?}");
+        let (k, v) = &app.store_serdes["people"];
+        assert!(
+            k.serves::<String>() && v.serves::<Vec<char>>(),
+            "{k:?} {v:?}"
+        );
+        assert_eq!(v.name(), "Upper");
+        let catalog = StoreCatalog::of(&app.stores, app.store_serdes.clone());
+        assert_eq!(catalog.serdes.len(), 2, "{catalog:?}");
+    }
+}
