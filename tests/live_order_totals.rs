@@ -288,8 +288,9 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
     let stop = Arc::new(AtomicBool::new(false));
     let feeder = feed_orders(&cluster, &topics.orders, stop.clone());
     let mut totals = Counts::new(cluster.plaintext(), &topics.output, PARTITIONS);
-    // (answers, retriable refusals) of `all()` on the Rust instances while orders flow.
-    let mut flowing = (0u32, 0u32);
+    // (answers, retriable refusals, slowest answer) of `all()` on the Rust instances while
+    // orders flow.
+    let mut flowing = (0u32, 0u32, Duration::ZERO);
     let progress = |totals: &mut Counts, what: &str| {
         let want = totals.updates + 100;
         wait_for(what, Duration::from_secs(60), || {
@@ -324,8 +325,8 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
     read_while_flowing(&[&r1, &r2], &mut flowing);
     stop.store(true, Ordering::SeqCst);
     eprintln!(
-        "while orders flowed: {} answers of all(), {} retriable refusals",
-        flowing.0, flowing.1
+        "while orders flowed: {} answers of all(), {} retriable refusals, slowest {:?}",
+        flowing.0, flowing.1, flowing.2
     );
     assert!(flowing.0 > 0, "{flowing:?}");
     let orders = feeder.join().expect("feeder");
@@ -402,9 +403,12 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
 /// Reads every Rust instance's whole store from this thread while orders flow: an answer
 /// (totals only grow from zero: every one positive) or a retriable refusal (a rebalance in
 /// flight), never another error.
-fn read_while_flowing(rust: &[&RustMember], seen: &mut (u32, u32)) {
+fn read_while_flowing(rust: &[&RustMember], seen: &mut (u32, u32, Duration)) {
     for r in rust {
-        match r.totals.all() {
+        let asked = Instant::now();
+        let answer = r.totals.all();
+        seen.2 = seen.2.max(asked.elapsed());
+        match answer {
             Ok(all) => {
                 assert!(all.iter().all(|(_, t)| *t > 0), "{}: {all:?}", r.name);
                 seen.0 += 1;

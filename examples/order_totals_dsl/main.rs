@@ -130,7 +130,12 @@ fn run(args: &[String]) -> Result<(), Error> {
     let mut runtime = ProcessingRuntime::start(config, app)?;
     println!("joined as {}", runtime.handle().member_id());
     // The aggregation's store, typed by the program's serdes; Clone + Send + Sync.
-    let totals: Totals = runtime.store(app::STORE)?;
+    let totals: Totals = runtime
+        .store(app::STORE)
+        .map_err(|e| Error::InvalidConfiguration {
+            field: "store",
+            reason: e.to_string(),
+        })?;
     let metadata = runtime.metadata_handle();
     {
         // Every 2 s, the hosted totals if they changed, read from this thread.

@@ -58,8 +58,10 @@ mod tests {
         );
         let mut m = Materialized::named("people");
         m.value_typed = Some(upper.erase());
-        let mut c = Consumed::default();
-        c.value_typed = Some(upper.erase());
+        let c = Consumed {
+            value_typed: Some(upper.erase()),
+            ..Consumed::default()
+        };
         builder.table_with::<String, Vec<char>>("people-topic", c, m);
         builder
             .stream::<String, String>("words")

@@ -32,6 +32,7 @@
 
 mod handle;
 mod metadata;
+mod store_error;
 #[cfg(test)]
 mod store_tests;
 pub mod stores;
