@@ -359,3 +359,53 @@ fn rebalancing_not_local_timeout_and_closed_are_told_apart() {
     let e = slow.get(&"a".into()).unwrap_err();
     assert!(matches!(e, StoreQueryError::NotRunning { .. }), "{e}");
 }
+
+/// `num.stream.threads` 2: a query goes to both threads and merges their tasks; a thread
+/// that does not answer is named.
+#[test]
+fn two_stream_threads_answer_together_and_a_silent_one_is_named() {
+    let view = StateView::new(2, None);
+    let mut threads = Vec::new();
+    let mut senders = Vec::new();
+    for (idx, (p, key)) in [(0, "a"), (1, "b")].into_iter().enumerate() {
+        let mut h = Harness::new(Duration::from_secs(3600));
+        h.thread
+            .lifecycle
+            .set_listener(StateView::thread_listener(&view, idx));
+        h.thread.lifecycle.to(RuntimeState::Rebalancing);
+        let (tx, rx) = query_channel();
+        h.thread.queries = Some(rx);
+        senders.push(tx);
+        h.shared.append(&input(p), key, Some(b"x"), 0);
+        h.assign(&[(p, Active)]);
+        h.step();
+        threads.push(h);
+    }
+    let stores = BTreeMap::from([("0".to_string(), vec![(STORE.to_string(), ())])]);
+    let q = StoreQueryHandle::new(senders, view, StoreCatalog::of(&stores, BTreeMap::new()));
+    let all = q.key_value_store::<String, i64>(STORE).unwrap();
+    let got = std::thread::scope(|s| {
+        let reader = s.spawn(|| all.all());
+        while !reader.is_finished() {
+            for h in threads.iter_mut() {
+                h.step();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        reader.join().expect("reader")
+    });
+    assert_eq!(got.unwrap(), vec![("a".into(), 1), ("b".into(), 1)]);
+    // Only thread 1 iterates: thread 2 is named.
+    let slow = q
+        .key_value_store::<String, i64>(
+            StoreQueryParameters::from_name(STORE).timeout(Duration::from_millis(200)),
+        )
+        .unwrap();
+    let (first, _second) = threads.split_at_mut(1);
+    let e = while_running(&mut first[0], move || slow.all().unwrap_err());
+    assert!(
+        matches!(e, StoreQueryError::Timeout { thread: 2, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("stream thread 2"), "{e}");
+}
