@@ -7,11 +7,13 @@
 //!   repartition topics, two changelogs, a copartition group);
 //! * every instance, Java and Rust, is restarted cleanly in turn while orders flow, and the
 //!   last total per region on the output topic is exact (no order lost, none counted twice);
-//! * then, from a Rust instance, every region is found by `query_metadata_for_key`: a key it
-//!   hosts is read from its store (a request answered by the runtime's thread), a key it
-//!   does not is named with its host's `application.server`, and that host really runs the
-//!   task (the other Rust instance reads the same total from its store; a Java instance
-//!   lists the task as active).
+//! * then, from each Rust instance, every region is found: a key one of its active tasks
+//!   holds is read from its store with the interactive-query API (`ProcessingRuntime::store`,
+//!   read from the test thread while the runtime runs on its own), and the metadata names
+//!   that instance; a key it does not hold is named by `query_metadata_for_key` with its
+//!   host's `application.server`, and that host really runs the task (the other Rust
+//!   instance's store, read the same way with `with_partition`, holds the same total; a Java
+//!   instance lists the task as active).
 //!
 //! Run: `KSG_CLUSTER_ENV=.kafka/run/cluster.env cargo test --test live_order_totals --
 //! --ignored` (after `scripts/streams-peer.sh build`).
@@ -22,9 +24,9 @@ mod word_count_support;
 #[path = "../examples/order_totals_dsl/app.rs"]
 mod order_totals;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::channel;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -32,11 +34,12 @@ use std::time::{Duration, Instant};
 use common::peer::{Peer, PeerOptions};
 use common::{create_topic, init_logging, unique_name, Cluster, LIVE};
 use kafka_streams_group::processing::{
-    ProcessingConfig, ProcessingRuntime, ProcessingStats, StreamsMetadataHandle, StringSerde,
+    ProcessingConfig, ProcessingRuntime, ProcessingStats, ReadOnlyKeyValueStore, StoreQueryError,
+    StoreQueryHandle, StoreQueryParameters, StreamsMetadataHandle, StringSerde,
 };
 use kafka_streams_group::producer::{Producer, ProducerConfig, ProducerRecord};
 use kafka_streams_group::protocol::records::partition_for_key;
-use kafka_streams_group::streams::{StreamsTaskRole, UserEndpoint};
+use kafka_streams_group::streams::UserEndpoint;
 use kafka_streams_group::{ClientConfig, StreamsTaskId};
 use serde_json::Value;
 use word_count_support::{diff, wait_for, Counts, Rng};
@@ -58,40 +61,18 @@ struct Topics {
     output: String,
 }
 
-/// What a Rust instance answers about a key from its own thread: the active tasks it runs
-/// and the key's total in its `region-totals` store (if an active task holds it).
-#[derive(Debug)]
-struct Local {
-    active: BTreeSet<StreamsTaskId>,
-    total: Option<i64>,
-}
-
-type Query = (String, Sender<Local>);
-
 /// A Rust instance of the application on its own thread, with `application.server`
-/// `endpoint`; it answers store queries from other threads between iterations.
+/// `endpoint`; the test thread reads its `region-totals` stores with the interactive-query
+/// API while its runtime runs (`ProcessingRuntime::store`).
 struct RustMember {
     name: String,
     endpoint: UserEndpoint,
     metadata: StreamsMetadataHandle,
-    queries: Sender<Query>,
+    stores: StoreQueryHandle,
+    /// The totals of the instance's active tasks.
+    totals: ReadOnlyKeyValueStore<String, i64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<ProcessingStats>>,
-}
-
-fn answer(rt: &ProcessingRuntime, key: &str) -> Local {
-    let active = rt
-        .local_tasks()
-        .into_iter()
-        .filter(|t| t.role == StreamsTaskRole::Active)
-        .map(|t| t.task)
-        .collect();
-    let total = rt
-        .task_stores()
-        .filter(|(_, role, s)| *role == StreamsTaskRole::Active && s.name() == order_totals::STORE)
-        .find_map(|(_, _, s)| s.get(key.as_bytes()))
-        .map(|v| i64::from_be_bytes(v.try_into().expect("an 8-byte Long total")));
-    Local { active, total }
 }
 
 impl RustMember {
@@ -104,7 +85,6 @@ impl RustMember {
         let program = order_totals::app(app, &topics.orders, &topics.customers, &topics.output)
             .expect("the DSL program runs");
         let (handle_tx, handle_rx) = channel();
-        let (queries, asked): (Sender<Query>, Receiver<Query>) = channel();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let n = name.to_string();
@@ -113,12 +93,14 @@ impl RustMember {
             .spawn(move || {
                 let mut rt = ProcessingRuntime::start(config, program).expect("start");
                 eprintln!("{n}: joined as {}", rt.handle().member_id());
-                handle_tx.send(rt.metadata_handle()).expect("send handle");
+                // Typed by the DSL store's own serdes (String keys, Long totals).
+                let totals = rt
+                    .store::<String, i64>(order_totals::STORE)
+                    .expect("the program's store");
+                let handles = (rt.metadata_handle(), rt.store_query_handle(), totals);
+                handle_tx.send(handles).expect("send handles");
                 while !flag.load(Ordering::SeqCst) {
                     rt.run_once().unwrap_or_else(|e| panic!("{n}: {e}"));
-                    while let Ok((key, reply)) = asked.try_recv() {
-                        let _ = reply.send(answer(&rt, &key));
-                    }
                 }
                 let stats = rt.stats();
                 rt.close().unwrap_or_else(|e| panic!("{n}: close: {e}"));
@@ -126,25 +108,27 @@ impl RustMember {
                 stats
             })
             .expect("spawn");
-        let metadata = handle_rx
+        let (metadata, stores, totals) = handle_rx
             .recv_timeout(Duration::from_secs(60))
             .expect("started");
         RustMember {
             name: name.to_string(),
             endpoint,
             metadata,
-            queries,
+            stores,
+            totals,
             stop,
             thread: Some(thread),
         }
     }
 
-    /// Asks the instance's thread about `key`.
-    fn local(&self, key: &str) -> Local {
-        let (tx, rx) = channel();
-        self.queries.send((key.to_string(), tx)).expect("ask");
-        rx.recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|e| panic!("{}: no answer: {e}", self.name))
+    /// `key`'s total in the instance's active task of `partition`, read from this thread
+    /// (an error if that task is not local now).
+    fn local(&self, key: &str, partition: i32) -> Result<Option<i64>, StoreQueryError> {
+        let params = StoreQueryParameters::from_name(order_totals::STORE).with_partition(partition);
+        self.stores
+            .key_value_store::<String, i64>(params)?
+            .get(&key.to_string())
     }
 
     fn close(mut self) -> ProcessingStats {
@@ -304,6 +288,9 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
     let stop = Arc::new(AtomicBool::new(false));
     let feeder = feed_orders(&cluster, &topics.orders, stop.clone());
     let mut totals = Counts::new(cluster.plaintext(), &topics.output, PARTITIONS);
+    // (answers, retriable refusals, slowest answer) of `all()` on the Rust instances while
+    // orders flow.
+    let mut flowing = (0u32, 0u32, Duration::ZERO);
     let progress = |totals: &mut Counts, what: &str| {
         let want = totals.updates + 100;
         wait_for(what, Duration::from_secs(60), || {
@@ -317,21 +304,31 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
         );
     };
     progress(&mut totals, "first totals");
+    read_while_flowing(&[&r1, &r2], &mut flowing);
     let mut rust_stats = Vec::new();
     // Rolling restarts, each instance in turn, while the orders flow.
     j1.close();
     j1 = java(&cluster, &app, &topics, ports[0], 1);
     progress(&mut totals, "java-1 restarted");
+    read_while_flowing(&[&r1, &r2], &mut flowing);
     rust_stats.push(r1.close());
     r1 = RustMember::start("rust-1", &cluster, &app, &topics, ports[1]);
     progress(&mut totals, "rust-1 restarted");
+    read_while_flowing(&[&r1, &r2], &mut flowing);
     j2.close();
     j2 = java(&cluster, &app, &topics, ports[2], 1);
     progress(&mut totals, "java-2 restarted");
+    read_while_flowing(&[&r1, &r2], &mut flowing);
     rust_stats.push(r2.close());
     r2 = RustMember::start("rust-2", &cluster, &app, &topics, ports[3]);
     progress(&mut totals, "rust-2 restarted");
+    read_while_flowing(&[&r1, &r2], &mut flowing);
     stop.store(true, Ordering::SeqCst);
+    eprintln!(
+        "while orders flowed: {} answers of all(), {} retriable refusals, slowest {:?}",
+        flowing.0, flowing.1, flowing.2
+    );
+    assert!(flowing.0 > 0, "{flowing:?}");
     let orders = feeder.join().expect("feeder");
     let mut expected: BTreeMap<String, i64> = BTreeMap::new();
     for (customer, amount) in &orders {
@@ -370,8 +367,22 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
         eprintln!("{}: every region found: {found:?}", asking.name);
         assert_eq!(found.len(), REGIONS);
     }
+    // Each Rust instance's whole store, read from this thread: its regions hold the
+    // exact totals, and together with the Java instances' every region is somewhere.
     for r in rust {
-        eprintln!("{} runs {:?}", r.name, r.local("").active);
+        let all = match r.totals.all() {
+            Ok(all) => all,
+            // The instance holds no aggregation task (its tasks are the other subtopologies').
+            Err(e @ StoreQueryError::NotLocal { .. }) => {
+                eprintln!("{}: {e}", r.name);
+                continue;
+            }
+            Err(e) => panic!("{}: all(): {e}", r.name),
+        };
+        eprintln!("{}: all() = {all:?}", r.name);
+        for (region, total) in &all {
+            assert_eq!(expected.get(region), Some(total), "{}: {region}", r.name);
+        }
     }
     rust_stats.push(r1.close());
     rust_stats.push(r2.close());
@@ -389,8 +400,31 @@ fn dsl_join_and_aggregation_with_java_through_rolling_restarts() {
     );
 }
 
-/// From `asking`'s metadata, every region of `expected`: where it was found (retried for up
-/// to 60 s while a rebalance moves a task).
+/// Reads every Rust instance's whole store from this thread while orders flow: an answer
+/// (totals only grow from zero: every one positive) or a retriable refusal (a rebalance in
+/// flight), never another error.
+fn read_while_flowing(rust: &[&RustMember], seen: &mut (u32, u32, Duration)) {
+    for r in rust {
+        let asked = Instant::now();
+        let answer = r.totals.all();
+        seen.2 = seen.2.max(asked.elapsed());
+        match answer {
+            Ok(all) => {
+                assert!(all.iter().all(|(_, t)| *t > 0), "{}: {all:?}", r.name);
+                seen.0 += 1;
+            }
+            Err(e) if e.is_retriable() => {
+                eprintln!("{}: {e}", r.name);
+                seen.1 += 1;
+            }
+            Err(e) => panic!("{}: {e}", r.name),
+        }
+    }
+}
+
+/// From `asking`, every region of `expected`: read in its own store from this thread if
+/// one of its active tasks holds it, else on the host `query_metadata_for_key` names (retried
+/// for up to 60 s while a rebalance moves a task).
 fn find_every_region(
     asking: &RustMember,
     expected: &BTreeMap<String, i64>,
@@ -408,9 +442,34 @@ fn find_every_region(
                 .query_metadata_for_key(order_totals::STORE, region.as_str(), &StringSerde)
                 .expect("query metadata");
             assert_eq!(m.partition, Some(partition), "{region}: {m:?}");
-            let check = match m.active_host.clone() {
-                Some(host) => where_hosted(region, *want, &task, &host, rust, javas),
-                None => Err(format!("{region}: no host named: {m:?}")),
+            let here = match asking.totals.get(region) {
+                Ok(total) => Ok(total),
+                // No local task holds the store (this instance runs other subtopologies'
+                // tasks only): the key is elsewhere, as when the store answers `None`.
+                Err(StoreQueryError::NotLocal { .. }) => Ok(None),
+                Err(e) if e.is_retriable() => Err(format!("{region}: {e}")),
+                Err(e) => panic!("{}: {region}: {e}", asking.name),
+            };
+            let named_here = m.active_host.as_ref() == Some(&asking.endpoint);
+            let check = match here {
+                // Local: the metadata must name this instance too.
+                Ok(Some(total)) if total == *want && named_here => {
+                    Ok(format!("{} (own store: {total})", asking.name))
+                }
+                Ok(Some(total)) => Err(format!(
+                    "{region}: {} holds {total} (want {want}), metadata names {:?}",
+                    asking.name, m.active_host
+                )),
+                Ok(None) if named_here => Err(format!(
+                    "{region}: the metadata names {} but its stores do not hold it",
+                    asking.name
+                )),
+                // Not here: the host the metadata names.
+                Ok(None) => match m.active_host.clone() {
+                    Some(host) => where_hosted(region, *want, partition, &task, &host, rust, javas),
+                    None => Err(format!("{region}: no host named: {m:?}")),
+                },
+                Err(e) => Err(e),
             };
             match check {
                 Ok(where_) => {
@@ -429,21 +488,22 @@ fn find_every_region(
     found
 }
 
-/// Where `region` (total `want`, in `task`) is, as `host` was named for it: a Rust
-/// instance's own store, or a Java instance that runs the task.
+/// Where `region` (total `want`, in `task` of `partition`) is, as `host` was named for it:
+/// the other Rust instance's store (read from this thread), or a Java instance that runs
+/// the task.
 fn where_hosted(
     region: &str,
     want: i64,
+    partition: i32,
     task: &StreamsTaskId,
     host: &UserEndpoint,
     rust: &[&RustMember],
     javas: &mut [(u16, &mut Peer)],
 ) -> Result<String, String> {
     if let Some(r) = rust.iter().find(|r| r.endpoint == *host) {
-        let local = r.local(region);
-        match (local.active.contains(task), local.total) {
-            (true, Some(t)) if t == want => Ok(format!("{} (store: {t})", r.name)),
-            _ => Err(format!("{region}: {} named, holds {local:?}", r.name)),
+        match r.local(region, partition) {
+            Ok(Some(t)) if t == want => Ok(format!("{} (its store: {t})", r.name)),
+            other => Err(format!("{region}: {} named, its store: {other:?}", r.name)),
         }
     } else if let Some((port, j)) = javas.iter_mut().find(|(p, _)| host.port == *p) {
         let active = j.active_tasks();

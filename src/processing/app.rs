@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::dsl::serdes::AnySerde;
 use crate::error::Error;
 use crate::streams::{StreamsTaskId, StreamsTopology};
 
@@ -24,6 +25,9 @@ pub struct StreamsApp {
     pub(crate) stores: BTreeMap<String, Vec<(String, StoreFormat)>>,
     pub(crate) factory: ProcessorFactory,
     pub(crate) listener: Option<StateListener>,
+    /// The key and value serdes of stores that have them (a DSL program's), for
+    /// interactive queries.
+    pub(crate) store_serdes: BTreeMap<String, (AnySerde, AnySerde)>,
 }
 
 impl std::fmt::Debug for StreamsApp {
@@ -46,6 +50,7 @@ impl StreamsApp {
             stores: BTreeMap::new(),
             factory: Box::new(factory),
             listener: None,
+            store_serdes: BTreeMap::new(),
         }
     }
 

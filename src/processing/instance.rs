@@ -17,6 +17,7 @@ use super::app::StreamsApp;
 use super::config::ProcessingConfig;
 use super::lifecycle::{LocalTask, RuntimeState, StateListener};
 use super::ports::{GroupPort, HandleGroup};
+use super::query::stores::{query_channel, StoreCatalog};
 use super::state_dir::StateDirectory;
 use super::state_manager::key_value_stores;
 use super::thread::StreamThread;
@@ -98,6 +99,8 @@ pub struct ProcessingRuntime {
     thread: StreamThread<HandleGroup>,
     /// Interactive-query metadata over the session's snapshots ([`super::query`]).
     pub(super) metadata: super::query::StreamsMetadataHandle,
+    /// Interactive queries of the local stores ([`super::query::stores`]).
+    pub(super) stores: super::query::StoreQueryHandle,
     /// Stream threads 2..=N.
     workers: Vec<Worker>,
     /// The instance's state over all threads, with the application's listener.
@@ -133,6 +136,10 @@ impl ProcessingRuntime {
         app.validate(config.application_id())?;
         let n = config.get_num_stream_threads();
         let view = StateView::new(n, app.listener);
+        let (senders, mut inboxes): (Vec<_>, Vec<_>) = (0..n).map(|_| query_channel()).unzip();
+        let catalog = StoreCatalog::of(&app.stores, app.store_serdes);
+        let stores = super::query::StoreQueryHandle::new(senders, view.clone(), catalog);
+        inboxes.reverse(); // popped: thread 1's first
         let parts = AppParts {
             topology: app.topology,
             stores: app.stores,
@@ -160,6 +167,7 @@ impl ProcessingRuntime {
         }
         let startup = first.get_join_timeout() + config.client().get_request_timeout() * 2;
         let mut thread = build_member(&config, &parts, first, 1)?;
+        thread.queries = inboxes.pop();
         thread
             .lifecycle
             .set_listener(StateView::thread_listener(&view, 0));
@@ -181,6 +189,7 @@ impl ProcessingRuntime {
             config,
             thread,
             metadata,
+            stores,
             workers: Vec::new(),
             view,
             worker_failure: None,
@@ -188,9 +197,12 @@ impl ProcessingRuntime {
         };
         for idx in 2..=n {
             let (c, p, pid) = (runtime.config.clone(), parts.clone(), process_id.clone());
+            let inbox = inboxes.pop();
             let build = move || {
                 let group = member_config(&c, &p.topology, Some(&pid), idx);
-                build_member(&c, &p, group, idx)
+                let mut thread = build_member(&c, &p, group, idx)?;
+                thread.queries = inbox;
+                Ok(thread)
             };
             match Worker::spawn(idx, &runtime.view, startup, build) {
                 Ok(w) => runtime.workers.push(w),

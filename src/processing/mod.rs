@@ -12,7 +12,8 @@
 //! * Stores, their changelog format and restore are in [`crate::state`] (re-exported here:
 //!   [`KeyValueStore`], [`StoreFormat`], [`ChangelogReader`], ...).
 //! * [`purge`]: DeleteRecords of consumed repartition records.
-//! * [`query`]: which instance hosts a key (interactive-query metadata).
+//! * [`query`]: interactive queries: which instance hosts a key, and the local stores read
+//!   from any thread ([`ProcessingRuntime::store`]).
 //!
 //! A complete application, Kafka's WordCountDemo record for record, is in the repository's
 //! `examples/word_count/` (`app.rs` the topology and processors, `main.rs` the command line).
@@ -67,7 +68,8 @@ pub use self::instance::{ProcessingRuntime, ProcessingStats};
 pub use self::lifecycle::{LocalTask, RuntimeState, StateListener};
 pub use self::purge::RecordPurger;
 pub use self::query::{
-    KeyQueryMetadata, QueryError, StreamPartitioner, StreamsClientMetadata, StreamsMetadataHandle,
+    KeyQueryMetadata, QueryError, ReadOnlyKeyValueStore, StoreQueryError, StoreQueryHandle,
+    StoreQueryParameters, StreamPartitioner, StreamsClientMetadata, StreamsMetadataHandle,
 };
 pub use self::serde::{ByteArraySerde, IntegerSerde, LongSerde, Serde, SerdeError, StringSerde};
 pub use self::task::{decode_partition_time, InputRecord, PartitionGroup, UNKNOWN_TIME};

@@ -15,6 +15,7 @@ use super::collector::RecordCollector;
 use super::instance::ProcessingStats;
 use super::lifecycle::{Lifecycle, LocalTask, RuntimeState};
 use super::ports::{Clock, GroupPort, InputPort, PurgePort};
+use super::query::stores::QueryInbox;
 use super::state_manager::StateManager;
 use super::task_manager::{Sides, TaskManager};
 
@@ -56,6 +57,9 @@ pub(crate) struct StreamThread<G> {
     pub(crate) failed: Option<String>,
     /// The runtime's state and its listener.
     pub(crate) lifecycle: Lifecycle,
+    /// Interactive queries of its stores from other threads, answered between batches
+    /// ([`super::query::stores`]).
+    pub(crate) queries: Option<QueryInbox>,
 }
 
 impl<G: GroupPort> StreamThread<G> {
@@ -86,6 +90,7 @@ impl<G: GroupPort> StreamThread<G> {
             paused: BTreeSet::new(),
             failed: None,
             lifecycle: Lifecycle::new(None).of_thread(),
+            queries: None,
         }
     }
 
@@ -124,6 +129,7 @@ impl<G: GroupPort> StreamThread<G> {
             self.lifecycle.to(next);
         }
         self.fetch_and_process()?;
+        self.answer_queries();
         let now = self.clock.now();
         if let Err(e) = self.collector.send_ready(now + SEND_READY_WAIT) {
             if !self.collector.is_eos() {

@@ -28,6 +28,7 @@
 //! [`DslTestDriver`] runs a program without a broker, as Java's `TopologyTestDriver`.
 
 mod driver;
+mod query_serdes;
 mod queues;
 mod run;
 
@@ -283,6 +284,7 @@ impl StreamsApp {
                 app = app.store(sub.clone(), s.clone(), StoreFormat::TimestampedKeyValue);
             }
         }
+        app.store_serdes = program.store_serdes();
         Ok(app)
     }
 }

@@ -32,6 +32,10 @@
 
 mod handle;
 mod metadata;
+mod store_error;
+#[cfg(test)]
+mod store_tests;
+pub mod stores;
 #[cfg(test)]
 mod tests;
 
@@ -44,6 +48,10 @@ pub use self::handle::StreamsMetadataHandle;
 pub use self::metadata::{
     is_initialized, key_query_metadata, metadata_for_all_streams_clients,
     streams_metadata_for_store, EndpointMap, KeyQueryTarget, StoreTopics,
+};
+pub use self::stores::{
+    ReadOnlyKeyValueStore, StoreQueryError, StoreQueryHandle, StoreQueryParameters,
+    DEFAULT_QUERY_TIMEOUT,
 };
 
 /// Where a key lives (Java's `KeyQueryMetadata`).
