@@ -3,6 +3,7 @@
 //!
 //! * [`TopicPartition`]: one partition of a topic (commits, fetcher, producer, processing);
 //! * `base64`: the strict standard base64 of SCRAM and of Kafka Streams' offset metadata;
+//! * `json`: the members of one JSON object (OAUTHBEARER errors, Kafka Streams' process file);
 //! * [`SerdeError`]: bytes a serde cannot read;
 //! * [`ConsumerError`]: why the fetcher cannot go on reading a partition;
 //! * [`sasl`]: the SASL names that configuration, errors and the transport share
@@ -10,6 +11,7 @@
 
 pub(crate) mod base64;
 mod consumer_error;
+pub(crate) mod json;
 pub mod sasl;
 mod serde;
 mod topic_partition;

@@ -31,6 +31,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::common::json::{self, Value};
 use crate::error::Error;
 use crate::streams::membership::random_process_id;
 
@@ -173,35 +174,12 @@ pub(crate) fn render_process_file(process_id: &str) -> String {
 /// `Ok(None)` if there is no `processId` or it is `null`; `Err(why)` if the text is not a
 /// JSON object or the id not a UUID (Java then warns and takes a fresh id).
 pub(crate) fn parse_process_file(text: &str) -> Result<Option<String>, String> {
-    let mut j = Json {
-        s: text.as_bytes(),
-        i: 0,
-    };
-    let mut id = None;
-    j.expect(b'{')?;
-    if !j.eat(b'}') {
-        loop {
-            let key = j.string()?;
-            j.expect(b':')?;
-            if key == "processId" {
-                id = match j.peek() {
-                    Some(b'n') => {
-                        j.literal("null")?;
-                        None
-                    }
-                    Some(b'"') => Some(uuid(&j.string()?)?),
-                    _ => return Err("processId is not a string".into()),
-                };
-            } else {
-                j.skip_value(0)?;
-            }
-            if j.eat(b'}') {
-                break;
-            }
-            j.expect(b',')?;
-        }
+    let members = json::members(text.as_bytes()).ok_or("not a JSON object")?;
+    match members.into_iter().find(|(k, _)| k == "processId") {
+        None | Some((_, Value::Null)) => Ok(None),
+        Some((_, Value::Str(id))) => uuid(&id).map(Some),
+        Some(_) => Err("processId is not a string".into()),
     }
-    Ok(id)
 }
 
 /// `s` as a UUID in Java's `toString` form (lower case), if it is one in the canonical
@@ -216,131 +194,6 @@ fn uuid(s: &str) -> Result<String, String> {
     match ok {
         true => Ok(s.to_ascii_lowercase()),
         false => Err(format!("processId {s:?} is not a UUID")),
-    }
-}
-
-/// A minimal JSON reader: enough to find one string field of an object and skip the rest.
-struct Json<'a> {
-    s: &'a [u8],
-    i: usize,
-}
-
-impl Json<'_> {
-    fn peek(&mut self) -> Option<u8> {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-        self.s.get(self.i).copied()
-    }
-
-    fn eat(&mut self, c: u8) -> bool {
-        let found = self.peek() == Some(c);
-        if found {
-            self.i += 1;
-        }
-        found
-    }
-
-    fn expect(&mut self, c: u8) -> Result<(), String> {
-        match self.eat(c) {
-            true => Ok(()),
-            false => Err(format!("expected '{}' at byte {}", char::from(c), self.i)),
-        }
-    }
-
-    fn literal(&mut self, word: &str) -> Result<(), String> {
-        self.peek();
-        match self.s[self.i..].starts_with(word.as_bytes()) {
-            true => {
-                self.i += word.len();
-                Ok(())
-            }
-            false => Err(format!("unexpected token at byte {}", self.i)),
-        }
-    }
-
-    fn string(&mut self) -> Result<String, String> {
-        self.expect(b'"')?;
-        let mut out = Vec::new();
-        loop {
-            let c = *self.s.get(self.i).ok_or("unterminated string")?;
-            self.i += 1;
-            match c {
-                b'"' => break,
-                b'\\' => {
-                    let e = *self.s.get(self.i).ok_or("unterminated string")?;
-                    self.i += 1;
-                    let ch = match e {
-                        b'"' | b'\\' | b'/' => char::from(e),
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hex = self.s.get(self.i..self.i + 4).ok_or("short \\u escape")?;
-                            self.i += 4;
-                            let code = std::str::from_utf8(hex)
-                                .ok()
-                                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                                .ok_or("bad \\u escape")?;
-                            char::from_u32(code).unwrap_or('\u{fffd}')
-                        }
-                        _ => return Err(format!("bad escape at byte {}", self.i)),
-                    };
-                    out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
-                }
-                c if c < 0x20 => return Err("control character in a string".into()),
-                c => out.push(c),
-            }
-        }
-        String::from_utf8(out).map_err(|e| e.to_string())
-    }
-
-    fn skip_value(&mut self, depth: usize) -> Result<(), String> {
-        if depth > 64 {
-            return Err("nested too deep".into());
-        }
-        match self.peek().ok_or("unexpected end")? {
-            b'"' => self.string().map(|_| ()),
-            b'{' | b'[' => {
-                let close = if self.s[self.i] == b'{' { b'}' } else { b']' };
-                self.i += 1;
-                if self.eat(close) {
-                    return Ok(());
-                }
-                loop {
-                    if close == b'}' {
-                        self.string()?;
-                        self.expect(b':')?;
-                    }
-                    self.skip_value(depth + 1)?;
-                    if self.eat(close) {
-                        return Ok(());
-                    }
-                    self.expect(b',')?;
-                }
-            }
-            b't' => self.literal("true"),
-            b'f' => self.literal("false"),
-            b'n' => self.literal("null"),
-            b'-' | b'0'..=b'9' => {
-                let start = self.i;
-                while self
-                    .s
-                    .get(self.i)
-                    .is_some_and(|c| matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
-                {
-                    self.i += 1;
-                }
-                std::str::from_utf8(&self.s[start..self.i])
-                    .ok()
-                    .and_then(|n| n.parse::<f64>().ok())
-                    .map(|_| ())
-                    .ok_or_else(|| format!("bad number at byte {start}"))
-            }
-            _ => Err(format!("unexpected token at byte {}", self.i)),
-        }
     }
 }
 
