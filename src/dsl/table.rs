@@ -5,6 +5,10 @@
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::rc::Rc;
+use std::sync::Arc;
+
+use super::exec::{boxed, erase1, erase2, NodeExec};
+use super::exec_table::{self, TableOp};
 
 use super::grouped::{Aggregator, Initializer, KTable, Reducer};
 use super::options::{Grouped, Materialized};
@@ -132,8 +136,12 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let f: Predicate<K, V> = Box::new(predicate);
-        self.table_processor("KTABLE-FILTER-", name, materialized, f)
+        let p = Arc::new(predicate);
+        let q = p.clone();
+        let f: Predicate<K, V> = Box::new(move |k, v| q(k, v));
+        let op = TableOp::Filter(erase2(move |k: &K, v: &V| p(k, v)));
+        let exec = exec_table::table_op::<K, V>(op, materialized.as_ref());
+        self.table_processor("KTABLE-FILTER-", name, materialized, f, exec)
     }
 
     /// `filterNot(predicate)`: a table without the rows for which `predicate` is true.
@@ -148,8 +156,12 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let f: Predicate<K, V> = Box::new(move |k, v| !predicate(k, v));
-        self.table_processor("KTABLE-FILTER-", name, materialized, f)
+        let p = Arc::new(predicate);
+        let q = p.clone();
+        let f: Predicate<K, V> = Box::new(move |k, v| !q(k, v));
+        let op = TableOp::Filter(erase2(move |k: &K, v: &V| !p(k, v)));
+        let exec = exec_table::table_op::<K, V>(op, materialized.as_ref());
+        self.table_processor("KTABLE-FILTER-", name, materialized, f, exec)
     }
 
     /// `mapValues(mapper)`: a table of new values, same keys.
@@ -167,8 +179,12 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         mapper: impl Fn(&V) -> V2 + Send + Sync + 'static,
     ) -> KTable<K, V2> {
-        let f: ValueMapper<V, V2> = Box::new(mapper);
-        self.table_processor("KTABLE-MAPVALUES-", name, materialized, f)
+        let m = Arc::new(mapper);
+        let n = m.clone();
+        let f: ValueMapper<V, V2> = Box::new(move |v| n(v));
+        let op = TableOp::MapValues(erase1(move |v: &V| boxed(m(v))));
+        let exec = exec_table::table_op::<K, V2>(op, materialized.as_ref());
+        self.table_processor("KTABLE-MAPVALUES-", name, materialized, f, exec)
     }
 
     /// `KTableImpl.doFilter` / `doMapValues`: a `materialized` without a store name uses up a
@@ -179,6 +195,7 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         name: Option<&str>,
         materialized: Option<Materialized>,
         operation: impl std::any::Any + Send + Sync,
+        exec: NodeExec,
     ) -> KTable<K, V2> {
         let mut inner = self.inner.borrow_mut();
         let store = materialized.as_ref().and_then(|m| match &m.store_name {
@@ -201,6 +218,7 @@ impl<K: 'static, V: 'static> KTable<K, V> {
             None => self.view.clone(),
         };
         inner.keep(&name, operation);
+        inner.exec(&name, exec);
         drop(inner);
         KTable::new(self.inner.clone(), name, view)
     }

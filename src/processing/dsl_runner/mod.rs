@@ -11,7 +11,9 @@
 //! `aggregate` (timestamped key-value stores: the store holds `[timestamp][value]`, the
 //! changelog the value with the aggregate's timestamp, as Java's
 //! `ChangeLoggingTimestampedKeyValueBytesStore`; the timestamp is the larger of the old
-//! one and the record's), `toStream`, and `KStream`–`KTable` `join` / `leftJoin` with a
+//! one and the record's), `toStream`, `split`/`branch`, `merge`, `repartition`, `toTable`,
+//! `KTable` `filter` / `filterNot` / `mapValues` (Java's `KTableFilter` / `KTableMapValues`
+//! without old values: no operation that asks a table for them runs yet), and `KStream`–`KTable` `join` / `leftJoin` with a
 //! `table()` or an aggregation (with the repartition step after a key change; the table's
 //! store is the one the join materialized, named or not). Every update of a table is forwarded at once, as
 //! Java does with `statestore.cache.max.bytes=0` (the runtime's record cache, if on, still
@@ -260,5 +262,9 @@ impl StreamsApp {
 
 #[cfg(test)]
 mod join_tests;
+#[cfg(test)]
+mod reshape_tests;
+#[cfg(test)]
+mod table_tests;
 #[cfg(test)]
 mod tests;

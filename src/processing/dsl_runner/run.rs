@@ -1,6 +1,8 @@
 //! Pushes one input record through the nodes of a lowered DSL program, as Java's
 //! `ProcessorNode`s forward it: depth first, children in the order they were added.
 
+mod table;
+
 use std::any::Any;
 use std::sync::Arc;
 
@@ -144,6 +146,28 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// Forwards to the one child of node `from` named `child` (Java's `forward(record,
+    /// childName)`).
+    fn forward_to(
+        &mut self,
+        from: usize,
+        child: &str,
+        key: Arg,
+        value: Arg,
+        ts: i64,
+    ) -> Result<(), Error> {
+        let program = self.program;
+        for &c in &program.nodes[from].children {
+            if program.nodes[c].name == child {
+                return self.run(c, key, value, ts);
+            }
+        }
+        Err(failed(
+            &program.nodes[from].name,
+            format!("no child node {child}"),
+        ))
+    }
+
     /// Runs node `i` on one record.
     fn run(&mut self, i: usize, key: Arg, value: Arg, ts: i64) -> Result<(), Error> {
         let program = self.program;
@@ -191,7 +215,18 @@ impl Walk<'_> {
             NodeExec::Aggregate { .. } => self.aggregate(i, key, value, ts),
             NodeExec::TableSource { .. } => self.table_source(i, key, value, ts),
             NodeExec::StreamTableJoin { .. } => self.stream_table_join(i, key, value, ts),
-            NodeExec::ToStream | NodeExec::Source { .. } => self.forward(i, key, value, ts),
+            NodeExec::Branch(branches) => {
+                for (child, predicate) in branches {
+                    if predicate(key, value).map_err(f)? {
+                        return self.forward_to(i, child, key, value, ts);
+                    }
+                }
+                Ok(())
+            }
+            NodeExec::Table { .. } => self.table_op(i, key, value, ts),
+            NodeExec::ToStream | NodeExec::Source { .. } | NodeExec::PassThrough => {
+                self.forward(i, key, value, ts)
+            }
             NodeExec::Unavailable(why) => Err(failed(name, why)),
         }
     }

@@ -413,13 +413,14 @@ fn derived_only_operations_and_optimized_programs_are_refused() {
     let builder = StreamsBuilder::new();
     builder
         .table_with::<String, String>("t", Consumed::default(), Materialized::named("s"))
-        .filter(|_, v| !v.is_empty())
+        .group_by(|_, v: &String| (v.clone(), v.clone()))
+        .count()
         .to_stream()
         .to("out");
     let e = DslTestDriver::new(&builder.build().unwrap(), "app")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("KTABLE-FILTER-"), "{e}");
+    assert!(e.contains("KTABLE-SELECT-"), "{e}");
     assert!(e.contains("does not execute yet"), "{e}");
 
     let builder = StreamsBuilder::with_optimization(crate::dsl::Optimization::All);
