@@ -149,7 +149,13 @@ pub enum NodeExec {
         op: super::exec_table::TableOp,
         /// Its store, if materialized under a name.
         store: Option<super::exec_table::TableStore>,
+        /// The input value's built-in serde, if any, to see a null value.
+        input_value: Option<AnySerde>,
     },
+    /// `KTable.groupBy` and the `KGroupedTable` aggregations (see [`GroupedExec`]).
+    ///
+    /// [`GroupedExec`]: super::exec_table::GroupedExec
+    Grouped(super::exec_table::GroupedExec),
     /// The node cannot run; why (e.g. no serde for a type that must be written).
     Unavailable(String),
 }
@@ -174,6 +180,7 @@ impl std::fmt::Debug for NodeExec {
             Self::Branch(_) => "Branch",
             Self::PassThrough => "PassThrough",
             Self::Table { .. } => "Table",
+            Self::Grouped(_) => "Grouped",
             Self::Unavailable(why) => return write!(f, "Unavailable({why})"),
         };
         f.write_str(kind)

@@ -2,9 +2,12 @@
 //! `filterNot` (Java's `KTableFilter`) and `mapValues` (`KTableMapValues`), each with the
 //! store it writes when the operation is materialized under a store name.
 
-use super::exec::{resolve_serde, AnyPredicate, AnyValueMapper, NodeExec};
+use super::exec::{
+    resolve_serde, AnyAggregator, AnyInitializer, AnyKeyValueMapper, AnyPredicate, AnyReducer,
+    AnyValueMapper, NodeExec,
+};
 use super::options::Materialized;
-use super::serdes::AnySerde;
+use super::serdes::{default_serde, AnySerde};
 
 /// The store a materialized table operation writes its result to, with its serdes.
 #[derive(Clone)]
@@ -28,12 +31,17 @@ pub enum TableOp {
 
 /// A table operation's exec: `materialized` with a store name gives it a store (serdes from
 /// `materialized`, else the types' built-in ones); a missing serde makes it unavailable.
-pub(super) fn table_op<K: 'static, V: 'static>(
+pub(super) fn table_op<K: 'static, VIn: 'static, V: 'static>(
     op: TableOp,
     materialized: Option<&Materialized>,
 ) -> NodeExec {
+    let input_value = default_serde::<VIn>();
     let Some((m, name)) = materialized.and_then(|m| m.store_name.as_ref().map(|s| (m, s))) else {
-        return NodeExec::Table { op, store: None };
+        return NodeExec::Table {
+            op,
+            store: None,
+            input_value,
+        };
     };
     match (
         resolve_serde::<K>(m.key_typed.as_ref(), "key"),
@@ -46,7 +54,189 @@ pub(super) fn table_op<K: 'static, V: 'static>(
                 key,
                 value,
             }),
+            input_value,
         },
         (Err(e), _) | (_, Err(e)) => NodeExec::Unavailable(e),
+    }
+}
+
+/// How a `KGroupedTable` aggregation combines: the adder for new values, the subtractor for
+/// old ones (Java's `KTableAggregate` / `KTableReduce`).
+#[derive(Clone)]
+pub enum TableCombine {
+    /// `aggregate` (and `count`): initializer, adder, subtractor (key, value, aggregate).
+    Aggregate(AnyInitializer, AnyAggregator, AnyAggregator),
+    /// `reduce`: adder, subtractor (aggregate, value); the first value is the aggregate.
+    Reduce(AnyReducer, AnyReducer),
+}
+
+/// The nodes of `KTable.groupBy` and its aggregations.
+#[derive(Clone)]
+pub enum GroupedExec {
+    /// `KTABLE-SELECT-…` (Java's `KTableRepartitionMap`): maps the old and the new row to
+    /// `(new key, new value)`; serdes to see a null key or value.
+    Select {
+        /// The selector.
+        mapper: AnyKeyValueMapper,
+        /// The new key's serde.
+        key: AnySerde,
+        /// The new value's serde.
+        value: AnySerde,
+        /// The table value's built-in serde, if any, to see a null value.
+        input_value: Option<AnySerde>,
+    },
+    /// The repartition sink: writes `Change<V>` with Java's `ChangedSerializer`.
+    ChangeSink {
+        /// Key serde.
+        key: AnySerde,
+        /// The inner value serde.
+        value: AnySerde,
+    },
+    /// The repartition source: reads `Change<V>` with Java's `ChangedDeserializer`.
+    ChangeSource {
+        /// Key serde.
+        key: AnySerde,
+        /// The inner value serde.
+        value: AnySerde,
+    },
+    /// `count` / `reduce` / `aggregate` of a grouped table.
+    Aggregate {
+        /// The store.
+        store: String,
+        /// Key serde of the store.
+        key: AnySerde,
+        /// Aggregate serde of the store.
+        aggregate: AnySerde,
+        /// How values combine.
+        combine: TableCombine,
+    },
+}
+
+/// The `KTABLE-SELECT` exec, or why it cannot run.
+pub(super) fn select<V: 'static, K2: 'static, V2: 'static>(
+    mapper: AnyKeyValueMapper,
+    key: Option<&AnySerde>,
+    value: Option<&AnySerde>,
+) -> NodeExec {
+    match (
+        resolve_serde::<K2>(key, "key"),
+        resolve_serde::<V2>(value, "value"),
+    ) {
+        (Ok(key), Ok(value)) => NodeExec::Grouped(GroupedExec::Select {
+            mapper,
+            key,
+            value,
+            input_value: default_serde::<V>(),
+        }),
+        (Err(e), _) | (_, Err(e)) => NodeExec::Unavailable(e),
+    }
+}
+
+/// The repartition sink and source execs of a grouped table, or why they cannot run.
+pub(super) fn change_topic<K: 'static, V: 'static>(
+    key: Option<&AnySerde>,
+    value: Option<&AnySerde>,
+) -> (NodeExec, NodeExec) {
+    match (
+        resolve_serde::<K>(key, "key"),
+        resolve_serde::<V>(value, "value"),
+    ) {
+        (Ok(key), Ok(value)) => (
+            NodeExec::Grouped(GroupedExec::ChangeSink {
+                key: key.clone(),
+                value: value.clone(),
+            }),
+            NodeExec::Grouped(GroupedExec::ChangeSource { key, value }),
+        ),
+        (Err(e), _) | (_, Err(e)) => (NodeExec::Unavailable(e.clone()), NodeExec::Unavailable(e)),
+    }
+}
+
+/// A grouped table's aggregation exec, or why it cannot run.
+pub(super) fn aggregate<K: 'static, A: 'static>(
+    store: &str,
+    materialized: &Materialized,
+    combine: TableCombine,
+) -> NodeExec {
+    match (
+        resolve_serde::<K>(materialized.key_typed.as_ref(), "key"),
+        resolve_serde::<A>(materialized.value_typed.as_ref(), "aggregate"),
+    ) {
+        (Ok(key), Ok(aggregate)) => NodeExec::Grouped(GroupedExec::Aggregate {
+            store: store.to_string(),
+            key,
+            aggregate,
+            combine,
+        }),
+        (Err(e), _) | (_, Err(e)) => NodeExec::Unavailable(e),
+    }
+}
+
+/// Java's `ChangedSerializer` (not upgrading): `{old}{0}`, `{new}{1}`, or
+/// `{zigzag varint len(new)}{new}{old}{2}`; `None` when both are null (Java throws).
+pub fn serialize_change(new: Option<&[u8]>, old: Option<&[u8]>) -> Option<Vec<u8>> {
+    match (new, old) {
+        (Some(n), Some(o)) => {
+            let mut out = Vec::with_capacity(n.len() + o.len() + 6);
+            let len = i32::try_from(n.len()).unwrap_or(i32::MAX);
+            let mut zz = ((len << 1) ^ (len >> 31)) as u32;
+            while zz >= 0x80 {
+                out.push((zz as u8 & 0x7f) | 0x80);
+                zz >>= 7;
+            }
+            out.push(zz as u8);
+            out.extend_from_slice(n);
+            out.extend_from_slice(o);
+            out.push(2);
+            Some(out)
+        }
+        (Some(n), None) => Some([n, &[1]].concat()),
+        (None, Some(o)) => Some([o, &[0]].concat()),
+        (None, None) => None,
+    }
+}
+
+/// A `Change`'s new and old value bytes as read back.
+pub type ChangeBytes<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+/// Java's `ChangedDeserializer`: the new and old value bytes (flags 0–5; 3–5 carry an
+/// `isLatest` byte before the flag), or why the bytes are not a `Change`.
+pub fn deserialize_change(data: &[u8]) -> Result<ChangeBytes<'_>, String> {
+    let Some((&flag, body)) = data.split_last() else {
+        return Err("an empty Change".to_string());
+    };
+    let body = match flag {
+        0..=2 => body,
+        3..=5 => body.split_last().map(|(_, b)| b).unwrap_or_default(),
+        _ => return Err(format!("unknown Change encoding flag {flag}")),
+    };
+    match flag {
+        0 | 3 => Ok((None, Some(body))),
+        1 | 4 => Ok((Some(body), None)),
+        _ => {
+            let mut value: u32 = 0;
+            let mut at = 0;
+            loop {
+                let Some(&b) = body.get(at) else {
+                    return Err("a Change with a truncated length".to_string());
+                };
+                if at >= 5 {
+                    return Err("a Change with an invalid varint length".to_string());
+                }
+                value |= u32::from(b & 0x7f) << (7 * at);
+                at += 1;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            let len = ((value >> 1) as i32) ^ -((value & 1) as i32);
+            let rest = &body[at..];
+            match usize::try_from(len) {
+                Ok(n) if n <= rest.len() => Ok((Some(&rest[..n]), Some(&rest[n..]))),
+                _ => Err(format!(
+                    "a Change whose new value length {len} does not fit"
+                )),
+            }
+        }
     }
 }

@@ -12,8 +12,10 @@
 //! changelog the value with the aggregate's timestamp, as Java's
 //! `ChangeLoggingTimestampedKeyValueBytesStore`; the timestamp is the larger of the old
 //! one and the record's), `toStream`, `split`/`branch`, `merge`, `repartition`, `toTable`,
-//! `KTable` `filter` / `filterNot` / `mapValues` (Java's `KTableFilter` / `KTableMapValues`
-//! without old values: no operation that asks a table for them runs yet), and `KStream`–`KTable` `join` / `leftJoin` with a
+//! `KTable` `filter` / `filterNot` / `mapValues` (Java's `KTableFilter` / `KTableMapValues`),
+//! `KTable.groupBy` and `KGroupedTable` `count` / `reduce` / `aggregate` (old values travel
+//! with an update as Java's `Change`, through the repartition topic in `ChangedSerializer`'s
+//! bytes; see `run/table.rs`), and `KStream`–`KTable` `join` / `leftJoin` with a
 //! `table()` or an aggregation (with the repartition step after a key change; the table's
 //! store is the one the join materialized, named or not). Every update of a table is forwarded at once, as
 //! Java does with `statestore.cache.max.bytes=0` (the runtime's record cache, if on, still
@@ -260,6 +262,8 @@ impl StreamsApp {
     }
 }
 
+#[cfg(test)]
+mod grouped_table_tests;
 #[cfg(test)]
 mod join_tests;
 #[cfg(test)]

@@ -4,6 +4,7 @@
 mod table;
 
 use std::any::Any;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::dsl::exec::{Arg, Combine};
@@ -78,6 +79,9 @@ struct Walk<'a> {
     program: &'a DslProgram,
     ctx: &'a mut dyn Emit,
     record: &'a InputRecord,
+    /// The old value of the table update being forwarded (Java's `Change.oldValue`), set by
+    /// the table node that forwards it when a node after it asks for old values.
+    old: Option<Rc<AnyValue>>,
 }
 
 fn ser(serde: &AnySerde, v: Arg, node: &str) -> Result<Option<Vec<u8>>, Error> {
@@ -118,6 +122,9 @@ impl DslProgram {
             ));
         }
         let node = &self.nodes[*source];
+        if let NodeExec::Grouped(g) = &node.exec {
+            return self.process_change(*source, g, ctx, record);
+        }
         let NodeExec::Source { key, value } = &node.exec else {
             return Err(failed(&node.name, "a source without serdes"));
         };
@@ -132,6 +139,7 @@ impl DslProgram {
             program: self,
             ctx,
             record,
+            old: None,
         };
         walk.forward(*source, k.as_deref(), v.as_deref(), record.timestamp)
     }
@@ -224,6 +232,7 @@ impl Walk<'_> {
                 Ok(())
             }
             NodeExec::Table { .. } => self.table_op(i, key, value, ts),
+            NodeExec::Grouped(_) => self.grouped(i, key, value, ts),
             NodeExec::ToStream | NodeExec::Source { .. } | NodeExec::PassThrough => {
                 self.forward(i, key, value, ts)
             }
@@ -294,7 +303,8 @@ impl Walk<'_> {
         let new_ref: &dyn Any = new.as_deref().unwrap_or(v);
         let bytes = ser(aggregate, Some(new_ref), name)?;
         self.ctx.store(store)?.put(&kb, bytes.as_deref(), new_ts);
-        self.forward(i, key, Some(new_ref), new_ts)
+        let old = old.map(|(a, _)| Rc::new(a));
+        self.forward_change(i, key, Some(new_ref), old, new_ts)
     }
 
     fn skip_null(&self, node: &str) {
@@ -323,11 +333,15 @@ impl Walk<'_> {
             self.skip_null(&node.name);
             return Ok(());
         };
+        let mut old = None;
         if let Some(store) = store {
+            if self.sends_old(i) {
+                old = read_old(self.ctx.store(store)?, &kb, vs, store)?.map(|(v, _)| Rc::new(v));
+            }
             let vb = ser(vs, value, &node.name)?;
             self.ctx.store(store)?.put(&kb, vb.as_deref(), ts);
         }
-        self.forward(i, key, value, ts)
+        self.forward_change(i, key, value, old, ts)
     }
 }
 

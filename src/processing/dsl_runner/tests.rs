@@ -413,14 +413,16 @@ fn derived_only_operations_and_optimized_programs_are_refused() {
     let builder = StreamsBuilder::new();
     builder
         .table_with::<String, String>("t", Consumed::default(), Materialized::named("s"))
-        .group_by(|_, v: &String| (v.clone(), v.clone()))
-        .count()
+        .join(
+            &builder.table::<String, String>("u"),
+            |a: &String, b: &String| format!("{a}{b}"),
+        )
         .to_stream()
         .to("out");
     let e = DslTestDriver::new(&builder.build().unwrap(), "app")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("KTABLE-SELECT-"), "{e}");
+    assert!(e.contains("KTABLE-JOINTHIS-"), "{e}");
     assert!(e.contains("does not execute yet"), "{e}");
 
     let builder = StreamsBuilder::with_optimization(crate::dsl::Optimization::All);
