@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::exec::{self, AnyJoiner, NodeExec};
+use super::exec_table::GroupedExec;
 use super::grouped::{repartition_execs, repartition_names, write_repartition, KTable};
 use super::options::Materialized;
 use super::serdes::{default_serde, AnySerde};
@@ -38,12 +39,18 @@ impl JoinRun {
     }
 
     /// The join's exec: it reads the table's one store with the serdes the table writes it
-    /// with (a `table()` source's or an aggregation's); a table read any other way (a join
-    /// result, a table filter or `mapValues` without its own store) does not run yet.
+    /// with (a `table()` / `toTable()` source's, an aggregation's, or a `filter` /
+    /// `mapValues` materialized under a name); a table read any other way (a join result,
+    /// a table filter or `mapValues` without its own store) does not run yet.
     fn exec(self, inner: &Inner, table_node: &str, stores: &[String]) -> NodeExec {
         let serdes = match inner.execs.get(table_node) {
             Some(NodeExec::TableSource { key, value, .. }) => Some((key, value)),
             Some(NodeExec::Aggregate { key, aggregate, .. }) => Some((key, aggregate)),
+            // A table operation materialized under a name, and a grouped table's aggregation.
+            Some(NodeExec::Table { store: Some(s), .. }) => Some((&s.key, &s.value)),
+            Some(NodeExec::Grouped(GroupedExec::Aggregate { key, aggregate, .. })) => {
+                Some((key, aggregate))
+            }
             _ => None,
         };
         match (serdes, stores) {

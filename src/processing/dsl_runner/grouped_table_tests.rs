@@ -3,7 +3,7 @@
 //! `ChangedSerializer`, `KTableAggregate` and `KTableReduce`.
 
 use crate::dsl::exec_table::{deserialize_change, serialize_change};
-use crate::dsl::StreamsBuilder;
+use crate::dsl::{Materialized, StreamsBuilder};
 use crate::processing::DslTestDriver;
 
 fn pipe(d: &mut DslTestDriver, topic: &str, k: &str, v: Option<&str>, ts: i64) {
@@ -163,4 +163,55 @@ fn change_bytes_match_javas_format() {
     assert!(deserialize_change(b"").is_err());
     assert!(deserialize_change(b"x\x09").is_err());
     assert!(deserialize_change(b"\x7fab\x02").is_err());
+}
+
+/// A stream joined with a `mapValues` table materialized under a name: the join reads the
+/// operation's store (a deleted row joins nothing).
+#[test]
+fn stream_join_with_a_materialized_map_values_table() {
+    let builder = StreamsBuilder::new();
+    let lens = builder.table::<String, String>("t").map_values_with(
+        None,
+        Some(Materialized::named("lens")),
+        |v: &String| v.len() as i64,
+    );
+    builder
+        .stream::<String, String>("s")
+        .join(&lens, |v: &String, n: &i64| format!("{v}{n}"))
+        .to("out");
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    pipe(&mut d, "t", "a", Some("abc"), 1);
+    pipe(&mut d, "s", "a", Some("x"), 2);
+    pipe(&mut d, "s", "b", Some("y"), 3);
+    pipe(&mut d, "t", "a", None, 4);
+    pipe(&mut d, "s", "a", Some("z"), 5);
+    pipe(&mut d, "t", "b", Some(""), 6);
+    pipe(&mut d, "s", "b", Some("w"), 7);
+    let got = d.read_typed::<String, String>("out").unwrap();
+    let s = |k: &str, v: &str, ts: i64| (k.to_string(), v.to_string(), ts);
+    assert_eq!(got, [s("a", "x3", 2), s("b", "w0", 7)]);
+}
+
+/// A stream joined with a grouped table's count.
+#[test]
+fn stream_join_with_a_grouped_table_count() {
+    let builder = StreamsBuilder::new();
+    let per_region = builder
+        .table::<String, String>("users")
+        .group_by(|_, region: &String| (region.clone(), region.clone()))
+        .count();
+    builder
+        .stream::<String, String>("q")
+        .join(&per_region, |v: &String, n: &i64| format!("{v}:{n}"))
+        .to("out");
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    pipe(&mut d, "users", "alice", Some("north"), 1);
+    pipe(&mut d, "users", "bob", Some("north"), 2);
+    pipe(&mut d, "q", "north", Some("q"), 3);
+    pipe(&mut d, "users", "bob", Some("south"), 4);
+    pipe(&mut d, "q", "north", Some("r"), 5);
+    pipe(&mut d, "q", "west", Some("s"), 6);
+    let got = d.read_typed::<String, String>("out").unwrap();
+    let s = |k: &str, v: &str, ts: i64| (k.to_string(), v.to_string(), ts);
+    assert_eq!(got, [s("north", "q:2", 3), s("north", "r:1", 5)]);
 }

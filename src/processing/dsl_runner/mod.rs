@@ -16,7 +16,8 @@
 //! `KTable.groupBy` and `KGroupedTable` `count` / `reduce` / `aggregate` (old values travel
 //! with an update as Java's `Change`, through the repartition topic in `ChangedSerializer`'s
 //! bytes; see `run/table.rs`), and `KStream`–`KTable` `join` / `leftJoin` with a
-//! `table()` or an aggregation (with the repartition step after a key change; the table's
+//! `table()`, a `toTable()`, an aggregation or a `filter` / `mapValues` materialized by name
+//! (with the repartition step after a key change; the table's
 //! store is the one the join materialized, named or not). Every update of a table is forwarded at once, as
 //! Java does with `statestore.cache.max.bytes=0` (the runtime's record cache, if on, still
 //! delays the store's changelog writes to the commit).

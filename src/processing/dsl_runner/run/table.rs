@@ -77,7 +77,7 @@ impl Walk<'_> {
             .iter()
             .any(|&c| match &program.nodes[c].exec {
                 // A `groupBy`, and after it the `Change` topic and the aggregation, take both.
-            NodeExec::Grouped(_) => true,
+                NodeExec::Grouped(_) => true,
                 NodeExec::Table { store: None, .. } => self.sends_old(c),
                 _ => false,
             })
