@@ -277,6 +277,11 @@ pub struct KGroupedTable<K, V> {
     _types: PhantomData<fn() -> (K, V)>,
 }
 
+/// A reducer shared by the kept operation and the runner's exec.
+type SharedReducer<V> = Arc<dyn Fn(&V, &V) -> V + Send + Sync>;
+/// An aggregator shared by the kept operation and the runner's exec.
+type SharedAggregator<K, V, A> = Arc<dyn Fn(&K, &V, &A) -> A + Send + Sync>;
+
 /// A table reducer's pair: the adder and the subtractor.
 pub type TableReducer<V> = (Reducer<V>, Reducer<V>);
 /// A table aggregation's functions: initializer, adder, subtractor.
@@ -321,7 +326,7 @@ impl<K: 'static, V: 'static> KGroupedTable<K, V> {
         let (add, sub) = (Arc::new(adder), Arc::new(subtractor));
         let (a, s) = (add.clone(), sub.clone());
         let f: TableReducer<V> = (Box::new(move |x, y| a(x, y)), Box::new(move |x, y| s(x, y)));
-        let erase = |r: Arc<dyn Fn(&V, &V) -> V + Send + Sync>| -> AnyReducer {
+        let erase = |r: SharedReducer<V>| -> AnyReducer {
             Arc::new(move |agg, v| {
                 let agg = exec::arg::<V>("aggregate", Some(agg))?;
                 Ok(boxed(r(agg, exec::arg::<V>("value", Some(v))?)))
@@ -363,7 +368,7 @@ impl<K: 'static, V: 'static> KGroupedTable<K, V> {
             Box::new(move |k, v, x| a(k, v, x)),
             Box::new(move |k, v, x| s(k, v, x)),
         );
-        let erase = |g: Arc<dyn Fn(&K, &V, &A) -> A + Send + Sync>| -> AnyAggregator {
+        let erase = |g: SharedAggregator<K, V, A>| -> AnyAggregator {
             Arc::new(move |k, v, agg| {
                 let k = exec::arg::<K>("key", Some(k))?;
                 let v = exec::arg::<V>("value", Some(v))?;

@@ -71,11 +71,7 @@ fn materialized_table_filter_not_keeps_its_rows_in_its_store() {
             row("a", None, 3)
         ]
     );
-    let store: Vec<_> = d
-        .store_entries("good")
-        .into_iter()
-        .map(|(k, v, ts)| (k, v, ts))
-        .collect();
+    let store = d.store_entries("good");
     assert_eq!(store.len(), 1, "{store:?}");
     assert_eq!(store[0].0, b"b");
     assert!(store[0].1.ends_with(b"fine"), "{store:?}");
