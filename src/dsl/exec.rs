@@ -156,6 +156,14 @@ pub enum NodeExec {
     ///
     /// [`GroupedExec`]: super::exec_table::GroupedExec
     Grouped(super::exec_table::GroupedExec),
+    /// A table–table join's `-join-this` / `-join-other` processor.
+    TableJoin(super::exec_table::TableJoinExec),
+    /// A table–table join's merge processor (Java's `KTableKTableJoinMerger`): writes its
+    /// store if materialized, forwards the update.
+    TableJoinMerge {
+        /// The join's store, if materialized.
+        store: Option<super::exec_table::TableStore>,
+    },
     /// The node cannot run; why (e.g. no serde for a type that must be written).
     Unavailable(String),
 }
@@ -181,6 +189,8 @@ impl std::fmt::Debug for NodeExec {
             Self::PassThrough => "PassThrough",
             Self::Table { .. } => "Table",
             Self::Grouped(_) => "Grouped",
+            Self::TableJoin(_) => "TableJoin",
+            Self::TableJoinMerge { .. } => "TableJoinMerge",
             Self::Unavailable(why) => return write!(f, "Unavailable({why})"),
         };
         f.write_str(kind)

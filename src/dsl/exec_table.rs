@@ -6,8 +6,12 @@ use super::exec::{
     resolve_serde, AnyAggregator, AnyInitializer, AnyKeyValueMapper, AnyPredicate, AnyReducer,
     AnyValueMapper, NodeExec,
 };
+use std::any::Any;
+use std::sync::Arc;
+
+use super::exec::ExecError;
 use super::options::Materialized;
-use super::serdes::{default_serde, AnySerde};
+use super::serdes::{default_serde, AnySerde, AnyValue};
 
 /// The store a materialized table operation writes its result to, with its serdes.
 #[derive(Clone)]
@@ -239,4 +243,119 @@ pub fn deserialize_change(data: &[u8]) -> Result<ChangeBytes<'_>, String> {
             }
         }
     }
+}
+
+/// A table–table joiner in the join's order (this table's value, the other's); either may
+/// be `None` where the join kind allows it.
+pub type AnyTableJoiner =
+    Arc<dyn Fn(Option<&dyn Any>, Option<&dyn Any>) -> Result<AnyValue, ExecError> + Send + Sync>;
+
+/// Which of Java's table–table join processors a `-join-this` / `-join-other` node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableJoinSide {
+    /// `KTableKTableInnerJoin`: both values needed.
+    Inner,
+    /// `KTableKTableLeftJoin` (a left join's `-join-this`): the other value may be missing.
+    Left,
+    /// `KTableKTableRightJoin` (a left join's `-join-other`): this table's value needed, the
+    /// updated one may be null.
+    Right,
+    /// `KTableKTableOuterJoin`: either may be missing.
+    Outer,
+}
+
+/// A table–table join processor: the update of one side looked up in the other's store.
+#[derive(Clone)]
+pub struct TableJoinExec {
+    /// The processor's kind.
+    pub side: TableJoinSide,
+    /// The node is `-join-other`: the update is the other table's (joiner arguments swap).
+    pub reversed: bool,
+    /// The other side's store, its key serde and its value serde.
+    pub lookup: TableStore,
+    /// The joiner.
+    pub joiner: AnyTableJoiner,
+}
+
+/// The store a table's node writes and reads, with its serdes: one store, written by a
+/// `table()` / `toTable()` source, an aggregation, or a table operation materialized by
+/// name; else why a join cannot read it yet.
+fn readable_store(
+    inner: &super::Inner,
+    node: &str,
+    stores: &[String],
+) -> Result<TableStore, String> {
+    let serdes = match inner.execs.get(node) {
+        Some(NodeExec::TableSource { key, value, .. }) => Some((key, value)),
+        Some(NodeExec::Aggregate { key, aggregate, .. }) => Some((key, aggregate)),
+        Some(NodeExec::Table { store: Some(s), .. }) => Some((&s.key, &s.value)),
+        Some(NodeExec::TableJoinMerge { store: Some(s) }) => Some((&s.key, &s.value)),
+        Some(NodeExec::Grouped(GroupedExec::Aggregate { key, aggregate, .. })) => {
+            Some((key, aggregate))
+        }
+        _ => None,
+    };
+    match (serdes, stores) {
+        (Some((key, value)), [store]) => Ok(TableStore {
+            name: store.clone(),
+            key: key.clone(),
+            value: value.clone(),
+        }),
+        _ => Err(format!(
+            "a table-table join runs with tables that have their own store (a table(), a \
+             toTable(), an aggregation, or an operation materialized by name), not with \
+             table {node}"
+        )),
+    }
+}
+
+/// One side of a table–table join: its processor, its table's node, its table's stores.
+pub(super) type JoinSide<'a> = (&'a str, &'a String, &'a [String]);
+
+/// The execs of a table–table join's `-join-this`, `-join-other` and merge processors.
+pub(super) fn table_join_execs<K: 'static, VR: 'static>(
+    inner: &mut super::Inner,
+    [(this, this_node, this_stores), (other, other_node, other_stores)]: [JoinSide; 2],
+    (this_side, other_side): (TableJoinSide, TableJoinSide),
+    joiner: AnyTableJoiner,
+    (merge, materialized, store): (&str, Option<&Materialized>, Option<&str>),
+) {
+    let this_store = readable_store(inner, this_node, this_stores);
+    let other_store = readable_store(inner, other_node, other_stores);
+    let (this_exec, other_exec) = match (this_store, other_store) {
+        (Ok(this_store), Ok(other_store)) => (
+            NodeExec::TableJoin(TableJoinExec {
+                side: this_side,
+                reversed: false,
+                lookup: other_store,
+                joiner: joiner.clone(),
+            }),
+            NodeExec::TableJoin(TableJoinExec {
+                side: other_side,
+                reversed: true,
+                lookup: this_store,
+                joiner,
+            }),
+        ),
+        (Err(e), _) | (_, Err(e)) => (NodeExec::Unavailable(e.clone()), NodeExec::Unavailable(e)),
+    };
+    inner.exec(this, this_exec);
+    inner.exec(other, other_exec);
+    let merge_exec = match (materialized, store) {
+        (Some(m), Some(name)) => match (
+            resolve_serde::<K>(m.key_typed.as_ref(), "key"),
+            resolve_serde::<VR>(m.value_typed.as_ref(), "value"),
+        ) {
+            (Ok(key), Ok(value)) => NodeExec::TableJoinMerge {
+                store: Some(TableStore {
+                    name: name.to_string(),
+                    key,
+                    value,
+                }),
+            },
+            (Err(e), _) | (_, Err(e)) => NodeExec::Unavailable(e),
+        },
+        _ => NodeExec::TableJoinMerge { store: None },
+    };
+    inner.exec(merge, merge_exec);
 }

@@ -15,7 +15,8 @@
 //! `KTable` `filter` / `filterNot` / `mapValues` (Java's `KTableFilter` / `KTableMapValues`),
 //! `KTable.groupBy` and `KGroupedTable` `count` / `reduce` / `aggregate` (old values travel
 //! with an update as Java's `Change`, through the repartition topic in `ChangedSerializer`'s
-//! bytes; see `run/table.rs`), and `KStream`–`KTable` `join` / `leftJoin` with a
+//! bytes; see `run/table.rs`), `KTable`–`KTable` `join` / `leftJoin` / `outerJoin` (Java's
+//! `KTableKTable*Join` processors and `KTableKTableJoinMerger`; `run/table_join.rs`), and `KStream`–`KTable` `join` / `leftJoin` with a
 //! `table()`, a `toTable()`, an aggregation or a `filter` / `mapValues` materialized by name
 //! (with the repartition step after a key change; the table's
 //! store is the one the join materialized, named or not). Every update of a table is forwarded at once, as
@@ -269,6 +270,8 @@ mod grouped_table_tests;
 mod join_tests;
 #[cfg(test)]
 mod reshape_tests;
+#[cfg(test)]
+mod table_join_tests;
 #[cfg(test)]
 mod table_tests;
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! `ProcessorNode`s forward it: depth first, children in the order they were added.
 
 mod table;
+mod table_join;
 
 use std::any::Any;
 use std::rc::Rc;
@@ -233,6 +234,8 @@ impl Walk<'_> {
             }
             NodeExec::Table { .. } => self.table_op(i, key, value, ts),
             NodeExec::Grouped(_) => self.grouped(i, key, value, ts),
+            NodeExec::TableJoin(_) => self.table_join(i, key, value, ts),
+            NodeExec::TableJoinMerge { .. } => self.table_join_merge(i, key, value, ts),
             NodeExec::ToStream | NodeExec::Source { .. } | NodeExec::PassThrough => {
                 self.forward(i, key, value, ts)
             }

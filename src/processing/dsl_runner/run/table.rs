@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use crate::dsl::exec::Arg;
 use crate::dsl::exec_table::{
-    deserialize_change, serialize_change, GroupedExec, TableCombine, TableOp,
+    deserialize_change, serialize_change, GroupedExec, TableCombine, TableJoinSide, TableOp,
 };
 use crate::dsl::serdes::{AnySerde, AnyValue};
 use crate::dsl::NodeExec;
@@ -79,6 +79,15 @@ impl Walk<'_> {
                 // A `groupBy`, and after it the `Change` topic and the aggregation, take both.
                 NodeExec::Grouped(_) => true,
                 NodeExec::Table { store: None, .. } => self.sends_old(c),
+                // A join processor sends old values if its merge does; the merge asks both
+                // join processors' tables for them whenever it sends them.
+                // A left or outer join's table sends old values in any case (Java's `doJoin`).
+                NodeExec::TableJoin(j)
+                    if matches!(j.side, TableJoinSide::Left | TableJoinSide::Outer) =>
+                {
+                    true
+                }
+                NodeExec::TableJoin(_) | NodeExec::TableJoinMerge { .. } => self.sends_old(c),
                 _ => false,
             })
     }
