@@ -215,3 +215,26 @@ fn stream_join_with_a_grouped_table_count() {
     let s = |k: &str, v: &str, ts: i64| (k.to_string(), v.to_string(), ts);
     assert_eq!(got, [s("north", "q:2", 3), s("north", "r:1", 5)]);
 }
+
+/// A stream's count regrouped by the count: the stream aggregation sends its old count, so
+/// a key moving from count 1 to 2 is subtracted from "1" before it is added to "2".
+#[test]
+fn stream_count_regrouped_by_count() {
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>("s")
+        .group_by_key()
+        .count()
+        .group_by(|k: &String, n: &i64| (n.to_string(), k.clone()))
+        .count()
+        .to_stream()
+        .to("out");
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    pipe(&mut d, "s", "a", Some("x"), 1);
+    pipe(&mut d, "s", "a", Some("x"), 2);
+    pipe(&mut d, "s", "b", Some("x"), 3);
+    assert_eq!(
+        counts(&mut d),
+        [c("1", 1, 1), c("1", 0, 2), c("2", 1, 2), c("1", 1, 3)]
+    );
+}
