@@ -107,3 +107,54 @@ fn materialized_table_map_values() {
     assert_eq!(store[0].0, b"b");
     assert!(store[0].1.ends_with(&0i64.to_be_bytes()), "{store:?}");
 }
+
+/// As Java's `TopologyTestDriver` (record cache on, flushed after each record): a
+/// materialized filter's store is cached, so a row it rejects for a key it never held is a
+/// delete the flush drops (nothing forwarded), and its forwards wait for the flush; with
+/// caching disabled the same tombstone is forwarded at once.
+#[test]
+fn cached_materialized_filter_drops_a_delete_of_a_key_it_never_held() {
+    let build = |m: Materialized| {
+        let builder = StreamsBuilder::new();
+        builder
+            .table::<String, String>("t")
+            .filter_with(None, Some(m), |_, v: &String| v != "bad")
+            .to_stream()
+            .to("out");
+        DslTestDriver::new(&builder.build().unwrap(), "app").unwrap()
+    };
+    let mut cached = build(Materialized::named("f"));
+    pipe(&mut cached, "t", "a", Some("bad"), 1);
+    pipe(&mut cached, "t", "b", Some("ok"), 2);
+    pipe(&mut cached, "t", "b", Some("bad"), 3);
+    assert_eq!(
+        out(&mut cached),
+        [row("b", Some("ok"), 2), row("b", None, 3)]
+    );
+    assert_eq!(cached.take_changelog("f").len(), 2);
+    let mut plain = build(Materialized::named("f").with_caching_disabled());
+    pipe(&mut plain, "t", "a", Some("bad"), 1);
+    assert_eq!(out(&mut plain), [row("a", None, 1)]);
+}
+
+/// A `toTable()` materialized by name is cached: the two updates of one key that one
+/// record makes (through `flatMapValues`) show as the last one.
+#[test]
+fn cached_to_table_forwards_one_update_per_key_per_record() {
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>("in")
+        .flat_map_values(|v: &String| vec![format!("{v}1"), format!("{v}2")])
+        .to_table_with(None, Materialized::named("tt"))
+        .to_stream()
+        .to("out");
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    pipe(&mut d, "in", "k", Some("x"), 5);
+    assert_eq!(out(&mut d), [row("k", Some("x2"), 5)]);
+    let log: Vec<_> = d
+        .take_changelog("tt")
+        .into_iter()
+        .map(|c| c.value)
+        .collect();
+    assert_eq!(log, [Some(b"x2".to_vec())]);
+}
