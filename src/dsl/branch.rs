@@ -3,8 +3,13 @@
 //! `<splitter><branch name>`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use super::exec::{erase2, NodeExec};
 use super::stream::{KStream, Predicate};
+
+/// A branch predicate, shared by the kept operation and the runner's exec.
+type SharedPredicate<K, V> = Arc<dyn Fn(&K, &V) -> bool + Send + Sync>;
 
 /// A branch's chain function: the branch in, the stream to return for it (if any) out.
 type ChainFunction<K, V> = Box<dyn FnOnce(KStream<K, V>) -> Option<KStream<K, V>>>;
@@ -86,6 +91,9 @@ impl<K: 'static, V: 'static> KStream<K, V> {
     pub fn split_named(&self, name: Option<&str>) -> BranchedKStream<K, V> {
         let f: Predicate<K, V> = Box::new(|_, _| true);
         let splitter: KStream<K, V> = self.processor("KSTREAM-BRANCH-", name, false, f);
+        self.inner
+            .borrow_mut()
+            .exec(&splitter.node, NodeExec::Branch(Vec::new()));
         BranchedKStream {
             source: self.clone(),
             splitter: splitter.node,
@@ -108,8 +116,7 @@ impl<K: 'static, V: 'static> BranchedKStream<K, V> {
         branched: Branched<K, V>,
     ) -> Self {
         self.branches += 1;
-        let f: Predicate<K, V> = Box::new(predicate);
-        self.add(self.branches, f, branched);
+        self.add(self.branches, Arc::new(predicate), branched);
         self
     }
 
@@ -123,8 +130,7 @@ impl<K: 'static, V: 'static> BranchedKStream<K, V> {
         mut self,
         branched: Branched<K, V>,
     ) -> BTreeMap<String, KStream<K, V>> {
-        let f: Predicate<K, V> = Box::new(|_, _| true);
-        self.add(0, f, branched);
+        self.add(0, Arc::new(|_: &K, _: &V| true), branched);
         self.outputs
     }
 
@@ -135,7 +141,7 @@ impl<K: 'static, V: 'static> BranchedKStream<K, V> {
 
     /// `BranchedKStreamImpl.createBranch`: the child is named `<splitter><name or index>`;
     /// Java also uses up a number for it (`newProcessorName(childName)`), unused.
-    fn add(&mut self, index: usize, predicate: Predicate<K, V>, branched: Branched<K, V>) {
+    fn add(&mut self, index: usize, predicate: SharedPredicate<K, V>, branched: Branched<K, V>) {
         let child = match &branched.name {
             Some(n) => format!("{}{n}", self.splitter),
             None => format!("{}{index}", self.splitter),
@@ -144,7 +150,13 @@ impl<K: 'static, V: 'static> BranchedKStream<K, V> {
         inner.next_name(&child);
         let result = inner.topology.add_processor(&child, &[&self.splitter]);
         inner.record(result);
-        inner.keep(&child, predicate);
+        let kept = predicate.clone();
+        let f: Predicate<K, V> = Box::new(move |k, v| kept(k, v));
+        inner.keep(&child, f);
+        inner.exec(&child, NodeExec::PassThrough);
+        if let Some(NodeExec::Branch(branches)) = inner.execs.get_mut(&self.splitter) {
+            branches.push((child.clone(), erase2(move |k: &K, v: &V| predicate(k, v))));
+        }
         drop(inner);
         let stream = KStream::new(
             self.source.inner.clone(),

@@ -141,6 +141,34 @@ pub enum NodeExec {
         /// The joiner.
         joiner: AnyJoiner,
     },
+    /// `split()`'s `KSTREAM-BRANCH-…` processor (Java's `KStreamBranch`): a record goes to
+    /// the child of the first branch whose predicate holds (the default branch's always
+    /// does), to none if none does. Each entry: the branch's child node and its predicate.
+    Branch(Vec<(String, AnyPredicate)>),
+    /// Forwards every record unchanged (a branch's child, `merge`).
+    PassThrough,
+    /// A `KTable` `filter` / `filterNot` / `mapValues`: forwards the update's new value
+    /// (null where the filter rejects it), after writing it to its store if materialized.
+    Table {
+        /// What it computes.
+        op: super::exec_table::TableOp,
+        /// Its store, if materialized under a name.
+        store: Option<super::exec_table::TableStore>,
+        /// The input value's built-in serde, if any, to see a null value.
+        input_value: Option<AnySerde>,
+    },
+    /// `KTable.groupBy` and the `KGroupedTable` aggregations (see [`GroupedExec`]).
+    ///
+    /// [`GroupedExec`]: super::exec_table::GroupedExec
+    Grouped(super::exec_table::GroupedExec),
+    /// A table–table join's `-join-this` / `-join-other` processor.
+    TableJoin(super::exec_table::TableJoinExec),
+    /// A table–table join's merge processor (Java's `KTableKTableJoinMerger`): writes its
+    /// store if materialized, forwards the update.
+    TableJoinMerge {
+        /// The join's store, if materialized.
+        store: Option<super::exec_table::TableStore>,
+    },
     /// The node cannot run; why (e.g. no serde for a type that must be written).
     Unavailable(String),
 }
@@ -162,6 +190,12 @@ impl std::fmt::Debug for NodeExec {
             Self::TableSource { .. } => "TableSource",
             Self::ToStream => "ToStream",
             Self::StreamTableJoin { .. } => "StreamTableJoin",
+            Self::Branch(_) => "Branch",
+            Self::PassThrough => "PassThrough",
+            Self::Table { .. } => "Table",
+            Self::Grouped(_) => "Grouped",
+            Self::TableJoin(_) => "TableJoin",
+            Self::TableJoinMerge { .. } => "TableJoinMerge",
             Self::Unavailable(why) => return write!(f, "Unavailable({why})"),
         };
         f.write_str(kind)

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::exec::{self, AnyJoiner, NodeExec};
+use super::exec_table::{self, AnyTableJoiner, GroupedExec, TableJoinSide};
 use super::grouped::{repartition_execs, repartition_names, write_repartition, KTable};
 use super::options::Materialized;
 use super::serdes::{default_serde, AnySerde};
@@ -38,12 +39,18 @@ impl JoinRun {
     }
 
     /// The join's exec: it reads the table's one store with the serdes the table writes it
-    /// with (a `table()` source's or an aggregation's); a table read any other way (a join
-    /// result, a table filter or `mapValues` without its own store) does not run yet.
+    /// with (a `table()` / `toTable()` source's, an aggregation's, or a `filter` /
+    /// `mapValues` materialized under a name); a table read any other way (a join result,
+    /// a table filter or `mapValues` without its own store) does not run yet.
     fn exec(self, inner: &Inner, table_node: &str, stores: &[String]) -> NodeExec {
         let serdes = match inner.execs.get(table_node) {
             Some(NodeExec::TableSource { key, value, .. }) => Some((key, value)),
             Some(NodeExec::Aggregate { key, aggregate, .. }) => Some((key, aggregate)),
+            // A table operation materialized under a name, and a grouped table's aggregation.
+            Some(NodeExec::Table { store: Some(s), .. }) => Some((&s.key, &s.value)),
+            Some(NodeExec::Grouped(GroupedExec::Aggregate { key, aggregate, .. })) => {
+                Some((key, aggregate))
+            }
             _ => None,
         };
         match (serdes, stores) {
@@ -266,8 +273,14 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         joiner: impl Fn(&V, &VO) -> VR + Send + Sync + 'static,
     ) -> KTable<K, VR> {
-        let f: ValueJoiner<V, VO, VR> = Box::new(joiner);
-        self.table_join(other, name, materialized, JoinKind::Inner, f)
+        let j = Arc::new(joiner);
+        let k = j.clone();
+        let f: ValueJoiner<V, VO, VR> = Box::new(move |a, b| k(a, b));
+        let any: AnyTableJoiner = Arc::new(move |a, b| {
+            let a = exec::arg::<V>("value", a)?;
+            Ok(exec::boxed(j(a, exec::arg::<VO>("other value", b)?)))
+        });
+        self.table_join(other, name, materialized, JoinKind::Inner, f, any)
     }
 
     /// `leftJoin(other, joiner)`: every key of this table, with the other's value if any.
@@ -287,8 +300,17 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         joiner: impl Fn(&V, Option<&VO>) -> VR + Send + Sync + 'static,
     ) -> KTable<K, VR> {
-        let f: LeftValueJoiner<V, VO, VR> = Box::new(joiner);
-        self.table_join(other, name, materialized, JoinKind::Left, f)
+        let j = Arc::new(joiner);
+        let k = j.clone();
+        let f: LeftValueJoiner<V, VO, VR> = Box::new(move |a, b| k(a, b));
+        let any: AnyTableJoiner = Arc::new(move |a, b| {
+            let a = exec::arg::<V>("value", a)?;
+            let b = b
+                .map(|b| exec::arg::<VO>("other value", Some(b)))
+                .transpose()?;
+            Ok(exec::boxed(j(a, b)))
+        });
+        self.table_join(other, name, materialized, JoinKind::Left, f, any)
     }
 
     /// `outerJoin(other, joiner)`: every key of either table.
@@ -308,21 +330,31 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         joiner: impl Fn(Option<&V>, Option<&VO>) -> VR + Send + Sync + 'static,
     ) -> KTable<K, VR> {
-        let f: OuterValueJoiner<V, VO, VR> = Box::new(joiner);
-        self.table_join(other, name, materialized, JoinKind::Outer, f)
+        let j = Arc::new(joiner);
+        let k = j.clone();
+        let f: OuterValueJoiner<V, VO, VR> = Box::new(move |a, b| k(a, b));
+        let any: AnyTableJoiner = Arc::new(move |a, b| {
+            let a = a.map(|a| exec::arg::<V>("value", Some(a))).transpose()?;
+            let b = b
+                .map(|b| exec::arg::<VO>("other value", Some(b)))
+                .transpose()?;
+            Ok(exec::boxed(j(a, b)))
+        });
+        self.table_join(other, name, materialized, JoinKind::Outer, f, any)
     }
 
     /// `KTableImpl.doJoin` + `KTableKTableJoinNode.writeToTopology`: merge name, copartition
     /// group, old values from the outer sides, `-join-this` / `-join-other` processors (each
     /// connected to the other side's stores) and the merge processor (with the join's store
     /// if materialized). The joiner is kept with the merge processor.
-    fn table_join<VO, VR>(
+    fn table_join<VO, VR: 'static>(
         &self,
         other: &KTable<K, VO>,
         name: Option<&str>,
         materialized: Option<Materialized>,
         kind: JoinKind,
         operation: impl std::any::Any + Send + Sync,
+        joiner: AnyTableJoiner,
     ) -> KTable<K, VR> {
         let mut inner = self.inner.borrow_mut();
         let store = materialized.as_ref().map(|m| {
@@ -352,6 +384,24 @@ impl<K: 'static, V: 'static> KTable<K, V> {
             .topology
             .add_processor(&merge, &[&this_name, &other_name]);
         inner.record(r);
+        let sides = match kind {
+            JoinKind::Inner => (TableJoinSide::Inner, TableJoinSide::Inner),
+            JoinKind::Left => (TableJoinSide::Left, TableJoinSide::Right),
+            JoinKind::Outer => (TableJoinSide::Outer, TableJoinSide::Outer),
+        };
+        let this_side = (this_name.as_str(), &self.node, this_stores.as_slice());
+        let other_side = (other_name.as_str(), &other.node, other_stores.as_slice());
+        exec_table::table_join_execs::<K, VR>(
+            &mut inner,
+            [this_side, other_side],
+            sides,
+            joiner,
+            (
+                &merge,
+                materialized.as_ref(),
+                store.as_ref().map(|s| s.name.as_str()),
+            ),
+        );
         let view = match store {
             Some(spec) => {
                 let view = View::Store(spec.name.clone());

@@ -60,6 +60,7 @@
 
 mod branch;
 pub mod exec;
+pub mod exec_table;
 mod grouped;
 mod join;
 mod more_options;

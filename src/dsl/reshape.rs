@@ -4,7 +4,8 @@
 
 use std::any::Any;
 
-use super::grouped::{repartition_names, write_repartition, KTable};
+use super::exec::{self, NodeExec};
+use super::grouped::{repartition_execs, repartition_names, write_repartition, KTable};
 use super::more_options::{Optimization, Repartitioned};
 use super::options::Materialized;
 use super::stream::KStream;
@@ -45,6 +46,7 @@ impl<K: 'static, V: 'static> KStream<K, V> {
             .add_processor(&name, &[&self.node, &other.node]);
         inner.record(result);
         inner.marks.merge_nodes.push(name.clone());
+        inner.exec(&name, NodeExec::PassThrough);
         drop(inner);
         KStream::new(
             self.inner.clone(),
@@ -68,6 +70,12 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         };
         let step = repartition_names(&mut inner, &prefix);
         let topic = step.topic.clone();
+        let nodes = [
+            step.filter.as_str(),
+            step.sink.as_str(),
+            step.source.as_str(),
+        ];
+        repartition_execs::<K, V>(&mut inner, nodes, None, None);
         let source = write_repartition(&mut inner, step, &self.node);
         inner
             .topology
@@ -96,10 +104,31 @@ impl<K: 'static, V: 'static> KStream<K, V> {
         if self.repartition_required {
             let step = repartition_names(&mut inner, &name);
             inner.marks.step(step.clone());
+            let nodes = [
+                step.filter.as_str(),
+                step.sink.as_str(),
+                step.source.as_str(),
+            ];
+            let (key, value) = (&materialized.key_typed, &materialized.value_typed);
+            repartition_execs::<K, V>(&mut inner, nodes, key.as_ref(), value.as_ref());
             parent = write_repartition(&mut inner, step, &self.node);
         }
         let result = inner.topology.add_processor(&name, &[&parent]);
         inner.record(result);
+        let table = match exec::source::<K, V>(
+            materialized.key_typed.as_ref(),
+            materialized.value_typed.as_ref(),
+        ) {
+            // The store, if any, is the one the node has when the program is lowered.
+            NodeExec::Source { key, value } => NodeExec::TableSource {
+                store: None,
+                key,
+                value,
+                cached: materialized.caching_enabled,
+            },
+            other => other,
+        };
+        inner.exec(&name, table);
         let view = View::source(&name, store_spec(&store, &materialized));
         if materialized.store_name.is_some() {
             view.materialize(&mut inner);

@@ -5,6 +5,10 @@
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::rc::Rc;
+use std::sync::Arc;
+
+use super::exec::{self, boxed, erase1, erase2, AnyAggregator, AnyReducer, NodeExec};
+use super::exec_table::{self, TableCombine, TableOp};
 
 use super::grouped::{Aggregator, Initializer, KTable, Reducer};
 use super::options::{Grouped, Materialized};
@@ -132,8 +136,12 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let f: Predicate<K, V> = Box::new(predicate);
-        self.table_processor("KTABLE-FILTER-", name, materialized, f)
+        let p = Arc::new(predicate);
+        let q = p.clone();
+        let f: Predicate<K, V> = Box::new(move |k, v| q(k, v));
+        let op = TableOp::Filter(erase2(move |k: &K, v: &V| p(k, v)));
+        let exec = exec_table::table_op::<K, V, V>(op, materialized.as_ref());
+        self.table_processor("KTABLE-FILTER-", name, materialized, f, exec)
     }
 
     /// `filterNot(predicate)`: a table without the rows for which `predicate` is true.
@@ -148,8 +156,12 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         predicate: impl Fn(&K, &V) -> bool + Send + Sync + 'static,
     ) -> Self {
-        let f: Predicate<K, V> = Box::new(move |k, v| !predicate(k, v));
-        self.table_processor("KTABLE-FILTER-", name, materialized, f)
+        let p = Arc::new(predicate);
+        let q = p.clone();
+        let f: Predicate<K, V> = Box::new(move |k, v| !q(k, v));
+        let op = TableOp::Filter(erase2(move |k: &K, v: &V| !p(k, v)));
+        let exec = exec_table::table_op::<K, V, V>(op, materialized.as_ref());
+        self.table_processor("KTABLE-FILTER-", name, materialized, f, exec)
     }
 
     /// `mapValues(mapper)`: a table of new values, same keys.
@@ -167,8 +179,12 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         materialized: Option<Materialized>,
         mapper: impl Fn(&V) -> V2 + Send + Sync + 'static,
     ) -> KTable<K, V2> {
-        let f: ValueMapper<V, V2> = Box::new(mapper);
-        self.table_processor("KTABLE-MAPVALUES-", name, materialized, f)
+        let m = Arc::new(mapper);
+        let n = m.clone();
+        let f: ValueMapper<V, V2> = Box::new(move |v| n(v));
+        let op = TableOp::MapValues(erase1(move |v: &V| boxed(m(v))));
+        let exec = exec_table::table_op::<K, V, V2>(op, materialized.as_ref());
+        self.table_processor("KTABLE-MAPVALUES-", name, materialized, f, exec)
     }
 
     /// `KTableImpl.doFilter` / `doMapValues`: a `materialized` without a store name uses up a
@@ -179,6 +195,7 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         name: Option<&str>,
         materialized: Option<Materialized>,
         operation: impl std::any::Any + Send + Sync,
+        exec: NodeExec,
     ) -> KTable<K, V2> {
         let mut inner = self.inner.borrow_mut();
         let store = materialized.as_ref().and_then(|m| match &m.store_name {
@@ -201,6 +218,7 @@ impl<K: 'static, V: 'static> KTable<K, V> {
             None => self.view.clone(),
         };
         inner.keep(&name, operation);
+        inner.exec(&name, exec);
         drop(inner);
         KTable::new(self.inner.clone(), name, view)
     }
@@ -221,12 +239,21 @@ impl<K: 'static, V: 'static> KTable<K, V> {
         grouped: Grouped,
         selector: impl Fn(&K, &V) -> (K2, V2) + Send + Sync + 'static,
     ) -> KGroupedTable<K2, V2> {
-        let f: KeyValueMapper<K, V, K2, V2> = Box::new(selector);
+        let m = Arc::new(selector);
+        let n = m.clone();
+        let f: KeyValueMapper<K, V, K2, V2> = Box::new(move |k, v| n(k, v));
+        let e = erase2(move |k: &K, v: &V| {
+            let (k2, v2) = m(k, v);
+            (boxed(k2), boxed(v2))
+        });
+        let (key, value) = (grouped.key_typed.as_ref(), grouped.value_typed.as_ref());
+        let exec = exec_table::select::<V, K2, V2>(e, key, value);
         let mut inner = self.inner.borrow_mut();
         let name = inner.name_or_next(grouped.name.as_deref(), "KTABLE-SELECT-");
         let result = inner.topology.add_processor(&name, &[&self.node]);
         inner.record(result);
         inner.keep(&name, f);
+        inner.exec(&name, exec);
         self.view.materialize(&mut inner);
         drop(inner);
         KGroupedTable {
@@ -250,6 +277,11 @@ pub struct KGroupedTable<K, V> {
     _types: PhantomData<fn() -> (K, V)>,
 }
 
+/// A reducer shared by the kept operation and the runner's exec.
+type SharedReducer<V> = Arc<dyn Fn(&V, &V) -> V + Send + Sync>;
+/// An aggregator shared by the kept operation and the runner's exec.
+type SharedAggregator<K, V, A> = Arc<dyn Fn(&K, &V, &A) -> A + Send + Sync>;
+
 /// A table reducer's pair: the adder and the subtractor.
 pub type TableReducer<V> = (Reducer<V>, Reducer<V>);
 /// A table aggregation's functions: initializer, adder, subtractor.
@@ -263,7 +295,15 @@ impl<K: 'static, V: 'static> KGroupedTable<K, V> {
 
     /// `count(Named.as(name), materialized)`.
     pub fn count_with(&self, name: Option<&str>, materialized: Materialized) -> KTable<K, i64> {
-        self.aggregation("KTABLE-AGGREGATE-", name, materialized, ())
+        let count = |what: &'static str, d: i64| -> AnyAggregator {
+            Arc::new(move |_k, _v, c| Ok(boxed(exec::arg::<i64>(what, Some(c))? + d)))
+        };
+        let combine = TableCombine::Aggregate(
+            Arc::new(|| boxed(0i64)),
+            count("count", 1),
+            count("count", -1),
+        );
+        self.aggregation("KTABLE-AGGREGATE-", name, materialized, (), combine)
     }
 
     /// `reduce(adder, subtractor)`.
@@ -283,8 +323,17 @@ impl<K: 'static, V: 'static> KGroupedTable<K, V> {
         adder: impl Fn(&V, &V) -> V + Send + Sync + 'static,
         subtractor: impl Fn(&V, &V) -> V + Send + Sync + 'static,
     ) -> KTable<K, V> {
-        let f: TableReducer<V> = (Box::new(adder), Box::new(subtractor));
-        self.aggregation("KTABLE-REDUCE-", name, materialized, f)
+        let (add, sub) = (Arc::new(adder), Arc::new(subtractor));
+        let (a, s) = (add.clone(), sub.clone());
+        let f: TableReducer<V> = (Box::new(move |x, y| a(x, y)), Box::new(move |x, y| s(x, y)));
+        let erase = |r: SharedReducer<V>| -> AnyReducer {
+            Arc::new(move |agg, v| {
+                let agg = exec::arg::<V>("aggregate", Some(agg))?;
+                Ok(boxed(r(agg, exec::arg::<V>("value", Some(v))?)))
+            })
+        };
+        let combine = TableCombine::Reduce(erase(add), erase(sub));
+        self.aggregation("KTABLE-REDUCE-", name, materialized, f, combine)
     }
 
     /// `aggregate(initializer, adder, subtractor)`.
@@ -312,20 +361,35 @@ impl<K: 'static, V: 'static> KGroupedTable<K, V> {
         adder: impl Fn(&K, &V, &A) -> A + Send + Sync + 'static,
         subtractor: impl Fn(&K, &V, &A) -> A + Send + Sync + 'static,
     ) -> KTable<K, A> {
-        let f: TableAggregator<K, V, A> =
-            (Box::new(initializer), Box::new(adder), Box::new(subtractor));
-        self.aggregation("KTABLE-AGGREGATE-", name, materialized, f)
+        let (init, add, sub) = (Arc::new(initializer), Arc::new(adder), Arc::new(subtractor));
+        let (i, a, s) = (init.clone(), add.clone(), sub.clone());
+        let f: TableAggregator<K, V, A> = (
+            Box::new(move || i()),
+            Box::new(move |k, v, x| a(k, v, x)),
+            Box::new(move |k, v, x| s(k, v, x)),
+        );
+        let erase = |g: SharedAggregator<K, V, A>| -> AnyAggregator {
+            Arc::new(move |k, v, agg| {
+                let k = exec::arg::<K>("key", Some(k))?;
+                let v = exec::arg::<V>("value", Some(v))?;
+                Ok(boxed(g(k, v, exec::arg::<A>("aggregate", Some(agg))?)))
+            })
+        };
+        let combine =
+            TableCombine::Aggregate(Arc::new(move || boxed(init())), erase(add), erase(sub));
+        self.aggregation("KTABLE-AGGREGATE-", name, materialized, f, combine)
     }
 
     /// `KGroupedTableImpl.doAggregate`: the store name (`KTABLE-AGGREGATE-STATE-STORE-…`), the
     /// repartition sink and source (named after the operation's `Named`), the processor; the
     /// topic is `<grouping name or store name>-repartition`.
-    fn aggregation<A>(
+    fn aggregation<A: 'static>(
         &self,
         prefix: &str,
         name: Option<&str>,
         materialized: Materialized,
         operation: impl std::any::Any + Send + Sync,
+        combine: TableCombine,
     ) -> KTable<K, A> {
         let mut inner = self.inner.borrow_mut();
         let store = match &materialized.store_name {
@@ -351,6 +415,13 @@ impl<K: 'static, V: 'static> KGroupedTable<K, V> {
                 inner.record(r);
                 let r = inner.topology.add_source(&source, [topic]);
                 inner.record(r);
+                let (key, value) = (
+                    self.grouped.key_typed.as_ref(),
+                    self.grouped.value_typed.as_ref(),
+                );
+                let (sink_exec, source_exec) = exec_table::change_topic::<K, V>(key, value);
+                inner.exec(&sink, sink_exec);
+                inner.exec(&source, source_exec);
                 source
             }
         };
@@ -365,6 +436,10 @@ impl<K: 'static, V: 'static> KGroupedTable<K, V> {
             .add_state_store(store_spec(&store, &materialized), &[&func]);
         inner.record(result);
         inner.keep(&func, operation);
+        inner.exec(
+            &func,
+            exec_table::aggregate::<K, A>(&store, &materialized, combine),
+        );
         drop(inner);
         KTable::new(self.inner.clone(), func, View::Store(store))
     }

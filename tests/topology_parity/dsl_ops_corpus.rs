@@ -21,14 +21,20 @@ fn build(program: impl FnOnce(&StreamsBuilder)) -> DslTopology {
     build_with(Optimization::None, program)
 }
 
+/// A value as Java's string concatenation prints it: a null is "null".
+fn or_null(x: Option<&S>) -> String {
+    x.map_or("null".to_string(), |x| x.to_string())
+}
+
 fn unnamed() -> Materialized {
     Materialized::default()
 }
 
 fn table_filter() -> DslTopology {
     build(|b| {
+        // Java's `v != null`: a null never reaches a table filter's predicate.
         b.table::<S, S>("t")
-            .filter(|_, v| !v.is_empty())
+            .filter(|_, _| true)
             .to_stream()
             .to("out")
     })
@@ -37,9 +43,8 @@ fn table_filter() -> DslTopology {
 fn table_filter_not_materialized() -> DslTopology {
     build(|b| {
         b.table::<S, S>("t")
-            .filter_not_with(None, Some(Materialized::named("f-store")), |_, v| {
-                v.is_empty()
-            })
+            // Java's `v == null`: a null never reaches a table filter's predicate.
+            .filter_not_with(None, Some(Materialized::named("f-store")), |_, _| false)
             .to_stream()
             .to("out")
     })
@@ -328,7 +333,8 @@ fn table_table_left_join_named_materialized() -> DslTopology {
             &x,
             Some("lj"),
             Some(Materialized::named("lj-store")),
-            |l, r| format!("{l}{r:?}"),
+            // Java's `l + r`: a missing right value prints "null".
+            |l, r| format!("{l}{}", or_null(r)),
         )
         .to_stream()
         .to("out");
@@ -339,9 +345,11 @@ fn table_table_outer_join_unnamed_materialized() -> DslTopology {
     build(|b| {
         let a = b.table::<S, S>("a").map_values(|v| v.clone());
         let x = b.table::<S, S>("b");
-        a.outer_join_with(&x, None, Some(unnamed()), |l, r| format!("{l:?}{r:?}"))
-            .to_stream()
-            .to("out");
+        a.outer_join_with(&x, None, Some(unnamed()), |l, r| {
+            format!("{}{}", or_null(l), or_null(r))
+        })
+        .to_stream()
+        .to("out");
     })
 }
 
@@ -350,10 +358,10 @@ fn join_chain() -> DslTopology {
         let a = b.table::<S, S>("a");
         let x = b.table::<S, S>("b");
         let y = b.table::<S, S>("c");
-        let ax = a.left_join(&x, |l, r| format!("{l}{r:?}"));
+        let ax = a.left_join(&x, |l, r| format!("{l}{}", or_null(r)));
         // Java evaluates the receiver `stream("in")` before the argument `ax.outerJoin(y)`.
         let s = b.stream::<S, S>("in");
-        let axy = ax.outer_join(&y, |l, r| format!("{l:?}{r:?}"));
+        let axy = ax.outer_join(&y, |l, r| format!("{}{}", or_null(l), or_null(r)));
         s.join(&axy, |v, t| format!("{v}{t}")).to("out");
     })
 }

@@ -120,11 +120,14 @@ impl Emit for Sink<'_> {
     }
 
     /// Java's `NamedCache.put` of a dirty key: the entry moves to the end; whether the
-    /// store held the key before the record is the first update's answer.
+    /// store held the key before the record, and its value then, are the first update's
+    /// answer.
     fn defer(&mut self, mut update: Deferred) {
         let same = |d: &Deferred| d.store == update.store && d.key == update.key;
         if let Some(i) = self.deferred.iter().position(same) {
-            update.existed = self.deferred.remove(i).existed;
+            let first = self.deferred.remove(i);
+            update.existed = first.existed;
+            update.old = first.old;
         }
         self.deferred.push(update);
     }

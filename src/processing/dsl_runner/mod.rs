@@ -11,15 +11,23 @@
 //! `aggregate` (timestamped key-value stores: the store holds `[timestamp][value]`, the
 //! changelog the value with the aggregate's timestamp, as Java's
 //! `ChangeLoggingTimestampedKeyValueBytesStore`; the timestamp is the larger of the old
-//! one and the record's), `toStream`, and `KStream`–`KTable` `join` / `leftJoin` with a
-//! `table()` or an aggregation (with the repartition step after a key change; the table's
-//! store is the one the join materialized, named or not). In the runtime every update of a
-//! table is forwarded at once, as Java does with `statestore.cache.max.bytes=0` (the
-//! runtime's record cache, if on, still delays the store's changelog writes to the commit).
-//! [`DslTestDriver`] shows what Java's `TopologyTestDriver` shows: its record cache (on by
-//! default) is flushed after every record, so a cached store (`Materialized` caches unless
-//! `with_caching_disabled`) forwards and logs one update per key per record, the last, and
-//! drops a delete of a key it did not hold.
+//! one and the record's), `toStream`, `split`/`branch`, `merge`, `repartition`, `toTable`,
+//! `KTable` `filter` / `filterNot` / `mapValues` (Java's `KTableFilter` / `KTableMapValues`),
+//! `KTable.groupBy` and `KGroupedTable` `count` / `reduce` / `aggregate` (old values travel
+//! with an update as Java's `Change`, through the repartition topic in `ChangedSerializer`'s
+//! bytes; see `run/table.rs`), `KTable`–`KTable` `join` / `leftJoin` / `outerJoin` (Java's
+//! `KTableKTable*Join` processors and `KTableKTableJoinMerger`; `run/table_join.rs`), and
+//! `KStream`–`KTable` `join` / `leftJoin` with a `table()`, a `toTable()`, an aggregation or
+//! a `filter` / `mapValues` materialized by name (with the repartition step after a key
+//! change; the table's store is the one the join materialized, named or not). In the
+//! runtime every update of a table is forwarded at once, as Java does with
+//! `statestore.cache.max.bytes=0` (the runtime's record cache, if on, still delays the
+//! store's changelog writes to the commit). [`DslTestDriver`] shows what Java's
+//! `TopologyTestDriver` shows: its record cache (on by default) is flushed after every
+//! record, so a cached store (`Materialized` caches unless `with_caching_disabled`: an
+//! aggregation's, a table's, a materialized table operation's or join's) forwards and logs
+//! one update per key per record, the last, with the value the store held before the record
+//! as the old value, and drops a delete of a key it did not hold.
 //!
 //! A node the runner does not know (an operation added to the DSL before the runner learnt
 //! it), a missing serde, or a store without a changelog is refused when the program is
@@ -35,6 +43,7 @@ mod run;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use crate::dsl::exec_table::GroupedExec;
 use crate::dsl::{DslTopology, NodeExec, Optimization};
 use crate::error::Error;
 use crate::streams::{StreamsTaskId, StreamsTopology};
@@ -169,7 +178,18 @@ impl DslProgram {
                     store: Some(store),
                     cached: true,
                     ..
-                } => Some(store.clone()),
+                }
+                | NodeExec::Grouped(GroupedExec::Aggregate {
+                    store,
+                    cached: true,
+                    ..
+                }) => Some(store.clone()),
+                NodeExec::Table { store: Some(s), .. }
+                | NodeExec::TableJoinMerge { store: Some(s) }
+                    if s.cached =>
+                {
+                    Some(s.name.clone())
+                }
                 _ => None,
             })
             .collect();
@@ -290,6 +310,14 @@ impl StreamsApp {
 }
 
 #[cfg(test)]
+mod grouped_table_tests;
+#[cfg(test)]
 mod join_tests;
+#[cfg(test)]
+mod reshape_tests;
+#[cfg(test)]
+mod table_join_tests;
+#[cfg(test)]
+mod table_tests;
 #[cfg(test)]
 mod tests;

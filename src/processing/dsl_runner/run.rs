@@ -1,10 +1,15 @@
 //! Pushes one input record through the nodes of a lowered DSL program, as Java's
 //! `ProcessorNode`s forward it: depth first, children in the order they were added.
 
+mod table;
+mod table_join;
+
 use std::any::Any;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use crate::dsl::exec::{Arg, Combine};
+use crate::dsl::exec_table::GroupedExec;
 use crate::dsl::serdes::{AnySerde, AnyValue};
 use crate::dsl::NodeExec;
 use crate::error::Error;
@@ -54,6 +59,9 @@ pub(super) struct Deferred {
     /// Whether the store held the key before the record (a delete of a key it did not
     /// hold goes nowhere).
     pub(super) existed: bool,
+    /// The store's value bytes before the record (Java's flush reads the old value from
+    /// the store under the cache), if it held the key.
+    pub(super) old: Option<Vec<u8>>,
     /// The timestamp of the last update.
     pub(super) timestamp: i64,
 }
@@ -101,6 +109,9 @@ struct Walk<'a> {
     program: &'a DslProgram,
     ctx: &'a mut dyn Emit,
     record: &'a InputRecord,
+    /// The old value of the table update being forwarded (Java's `Change.oldValue`), set by
+    /// the table node that forwards it when a node after it asks for old values.
+    old: Option<Rc<AnyValue>>,
 }
 
 fn ser(serde: &AnySerde, v: Arg, node: &str) -> Result<Option<Vec<u8>>, Error> {
@@ -141,6 +152,9 @@ impl DslProgram {
             ));
         }
         let node = &self.nodes[*source];
+        if let NodeExec::Grouped(g) = &node.exec {
+            return self.process_change(*source, g, ctx, record);
+        }
         let NodeExec::Source { key, value } = &node.exec else {
             return Err(failed(&node.name, "a source without serdes"));
         };
@@ -155,6 +169,7 @@ impl DslProgram {
             program: self,
             ctx,
             record,
+            old: None,
         };
         walk.forward(*source, k.as_deref(), v.as_deref(), record.timestamp)
     }
@@ -167,6 +182,28 @@ impl Walk<'_> {
             self.run(child, key, value, ts)?;
         }
         Ok(())
+    }
+
+    /// Forwards to the one child of node `from` named `child` (Java's `forward(record,
+    /// childName)`).
+    fn forward_to(
+        &mut self,
+        from: usize,
+        child: &str,
+        key: Arg,
+        value: Arg,
+        ts: i64,
+    ) -> Result<(), Error> {
+        let program = self.program;
+        for &c in &program.nodes[from].children {
+            if program.nodes[c].name == child {
+                return self.run(c, key, value, ts);
+            }
+        }
+        Err(failed(
+            &program.nodes[from].name,
+            format!("no child node {child}"),
+        ))
     }
 
     /// Runs node `i` on one record.
@@ -216,7 +253,21 @@ impl Walk<'_> {
             NodeExec::Aggregate { .. } => self.aggregate(i, key, value, ts),
             NodeExec::TableSource { .. } => self.table_source(i, key, value, ts),
             NodeExec::StreamTableJoin { .. } => self.stream_table_join(i, key, value, ts),
-            NodeExec::ToStream | NodeExec::Source { .. } => self.forward(i, key, value, ts),
+            NodeExec::Branch(branches) => {
+                for (child, predicate) in branches {
+                    if predicate(key, value).map_err(f)? {
+                        return self.forward_to(i, child, key, value, ts);
+                    }
+                }
+                Ok(())
+            }
+            NodeExec::Table { .. } => self.table_op(i, key, value, ts),
+            NodeExec::Grouped(_) => self.grouped(i, key, value, ts),
+            NodeExec::TableJoin(_) => self.table_join(i, key, value, ts),
+            NodeExec::TableJoinMerge { .. } => self.table_join_merge(i, key, value, ts),
+            NodeExec::ToStream | NodeExec::Source { .. } | NodeExec::PassThrough => {
+                self.forward(i, key, value, ts)
+            }
             NodeExec::Unavailable(why) => Err(failed(name, why)),
         }
     }
@@ -284,18 +335,11 @@ impl Walk<'_> {
         };
         let new_ref: &dyn Any = new.as_deref().unwrap_or(v);
         let bytes = ser(aggregate, Some(new_ref), name)?;
-        self.ctx.store(store)?.put(&kb, bytes.as_deref(), new_ts);
-        if *cached && self.ctx.caching() {
-            self.ctx.defer(Deferred {
-                node: i,
-                store: store.clone(),
-                key: kb,
-                existed: old.is_some(),
-                timestamp: new_ts,
-            });
+        if self.put_cached(i, (store, *cached), kb, bytes.as_deref(), new_ts)? {
             return Ok(());
         }
-        self.forward(i, key, Some(new_ref), new_ts)
+        let old = old.map(|(a, _)| Rc::new(a));
+        self.forward_change(i, key, Some(new_ref), old, new_ts)
     }
 
     fn skip_null(&self, node: &str) {
@@ -325,34 +369,65 @@ impl Walk<'_> {
             self.skip_null(&node.name);
             return Ok(());
         };
+        let mut old = None;
         if let Some(store) = store {
+            if self.sends_old(i) {
+                old = read_old(self.ctx.store(store)?, &kb, vs, store)?.map(|(v, _)| Rc::new(v));
+            }
             let vb = ser(vs, value, &node.name)?;
-            let kv = self.ctx.store(store)?;
-            let existed = kv.get(&kb).is_some();
-            kv.put(&kb, vb.as_deref(), ts);
-            if *cached && self.ctx.caching() {
-                self.ctx.defer(Deferred {
-                    node: i,
-                    store: store.clone(),
-                    key: kb,
-                    existed,
-                    timestamp: ts,
-                });
+            if self.put_cached(i, (store, *cached), kb, vb.as_deref(), ts)? {
                 return Ok(());
             }
         }
-        self.forward(i, key, value, ts)
+        self.forward_change(i, key, value, old, ts)
+    }
+
+    /// Puts `bytes` (a null deletes) under `key` into `store` with `ts`; if the store is
+    /// cached (`cached`) and the updates of cached stores wait for a flush, holds the
+    /// update of node `i` for it ([`Emit::defer`], with the store's value before the
+    /// update) and answers `true`: node `i` forwards nothing now.
+    fn put_cached(
+        &mut self,
+        i: usize,
+        (store, cached): (&str, bool),
+        key: Vec<u8>,
+        bytes: Option<&[u8]>,
+        ts: i64,
+    ) -> Result<bool, Error> {
+        let defer = cached && self.ctx.caching();
+        let kv = self.ctx.store(store)?;
+        let old = match defer {
+            true => kv.get(&key).map(<[u8]>::to_vec),
+            false => None,
+        };
+        kv.put(&key, bytes, ts);
+        if defer {
+            self.ctx.defer(Deferred {
+                node: i,
+                store: store.to_string(),
+                key,
+                existed: old.is_some(),
+                old,
+                timestamp: ts,
+            });
+        }
+        Ok(defer)
     }
 
     /// Java's `CachingKeyValueStore` flush of one dirty entry: forwards the key's value in
     /// the store now, with its timestamp, or a null if the key is gone and the store held
-    /// it before the record (a delete of a key it never held is dropped).
+    /// it before the record (a delete of a key it never held is dropped); the old value
+    /// (if the node sends old values) is the store's value before the record, as Java
+    /// reads it from the store under the cache.
     fn flush_one(&mut self, update: &Deferred) -> Result<(), Error> {
         let program = self.program;
         let node = &program.nodes[update.node];
         let (ks, vs) = match &node.exec {
             NodeExec::Aggregate { key, aggregate, .. } => (key, aggregate),
             NodeExec::TableSource { key, value, .. } => (key, value),
+            NodeExec::Table { store: Some(s), .. }
+            | NodeExec::TableJoinMerge { store: Some(s) } => (&s.key, &s.value),
+            NodeExec::Grouped(GroupedExec::Aggregate { key, aggregate, .. }) => (key, aggregate),
             _ => {
                 return Err(failed(
                     &node.name,
@@ -371,13 +446,17 @@ impl Walk<'_> {
                 .map_err(|e| failed(&update.store, format!("a cached entry cannot be read: {e}")))
         };
         let key = read(ks, &update.key)?;
+        let old = match &update.old {
+            Some(b) => read(vs, b)?.map(Rc::new),
+            None => None,
+        };
         match now {
             Some((bytes, ts)) => {
                 let value = read(vs, &bytes)?;
-                self.forward(update.node, key.as_deref(), value.as_deref(), ts)
+                self.forward_change(update.node, key.as_deref(), value.as_deref(), old, ts)
             }
             None if update.existed => {
-                self.forward(update.node, key.as_deref(), None, update.timestamp)
+                self.forward_change(update.node, key.as_deref(), None, old, update.timestamp)
             }
             None => Ok(()),
         }
@@ -400,6 +479,7 @@ impl DslProgram {
             program: self,
             ctx,
             record,
+            old: None,
         };
         for u in &updates {
             walk.flush_one(u)?;

@@ -524,14 +524,13 @@ fn a_dsl_program_runs_in_the_stream_thread() {
 fn derived_only_operations_and_optimized_programs_are_refused() {
     let builder = StreamsBuilder::new();
     builder
-        .table_with::<String, String>("t", Consumed::default(), Materialized::named("s"))
-        .filter(|_, v| !v.is_empty())
-        .to_stream()
+        .stream::<String, String>("t")
+        .process::<String, String>((), &[])
         .to("out");
     let e = DslTestDriver::new(&builder.build().unwrap(), "app")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("KTABLE-FILTER-"), "{e}");
+    assert!(e.contains("KSTREAM-PROCESSOR-"), "{e}");
     assert!(e.contains("does not execute yet"), "{e}");
 
     let builder = StreamsBuilder::with_optimization(crate::dsl::Optimization::All);
