@@ -115,14 +115,21 @@ if [ $unit_only -eq 0 ]; then
     # copartition-order, topology-parity and DSL driver-diff checks (run once above).
     # live_transactions (issue 24) is among them: it downgrades this broker's
     # transaction.version to 1 for one test and restores 2.
-    # The exactly-once kill -9 rounds and the zombie (issue 24) are asked for on 4.4.0 and
-    # 4.2.2, and cost ~5 min per version: on the versions between, they are left out. The
-    # restart through a kept state directory (~2 min; what it shows does not depend on the
-    # broker version beyond the fencing both of those already show) runs on 4.4.0 only.
+    # To keep CI under 45 min, the versions between 4.4.0 and 4.2.2 (4.3.1) leave out the
+    # longest scenarios, each of which still runs on both ends: the exactly-once kill -9
+    # rounds and the zombie (issue 24 asks for 4.4.0 and 4.2.2; ~5 min), and the second
+    # variants of the Java-interop standby and WordCount scenarios (standby promotion after
+    # Java stops, standbys kept through a fencing, kill -9 and rolling restarts; ~2-3 min),
+    # whose first variants run on every version. The restart through a kept state directory
+    # (~2 min) runs on 4.4.0 only: the fencing it relies on is shown on both ends above.
     between=()
     case "$version" in 4.4.0|4.2.2) ;; *)
       between=(--skip java_and_rust_under_exactly_once_survive_kill_9
-               --skip a_resumed_zombie_writes_nothing_visible_and_rejoins) ;;
+               --skip a_resumed_zombie_writes_nothing_visible_and_rejoins
+               --skip java_active_rust_standby_promoted_when_java_stops
+               --skip a_fenced_member_keeps_its_standbys_while_it_rejoins
+               --skip sigkill_of_a_rust_instance_never_under_counts
+               --skip two_rust_instances_rolling_restart_exact) ;;
     esac
     if [ "$version" != 4.4.0 ]; then
       between+=(--skip a_restart_with_its_state_dir_fences_the_killed_predecessor_at_once)
