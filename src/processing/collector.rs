@@ -35,6 +35,9 @@ pub(crate) struct RecordCollector {
     pub(crate) sent: u64,
     /// Change-log records sent.
     pub(crate) changelog_records: u64,
+    /// A send failed since [`take_send_failed`](Self::take_send_failed) (the producer
+    /// surfaced a failed batch, or a stale epoch, on a send rather than on `send_ready`).
+    send_failed: bool,
 }
 
 /// The collector bound to one store's changelog partition: the [`ChangelogSink`] the store's
@@ -48,14 +51,16 @@ struct ChangelogSender<'a> {
 impl ChangelogSink for ChangelogSender<'_> {
     fn log_change(&mut self, record: ChangelogRecord) -> Result<(), Error> {
         // Lent to the producer, which copies only the record's encoding into the batch.
-        self.collector.producer.send_ref(RecordRef {
+        let sent = self.collector.producer.send_ref(RecordRef {
             topic: &self.changelog.topic,
             partition: Some(self.changelog.partition),
             key: Some(&record.key),
             value: record.value.as_deref(),
             headers: &[],
             timestamp: Some(record.timestamp),
-        })?;
+        });
+        self.collector.send_failed |= sent.is_err();
+        sent?;
         self.collector.changelog_records += 1;
         Ok(())
     }
@@ -67,20 +72,33 @@ impl RecordCollector {
             producer,
             sent: 0,
             changelog_records: 0,
+            send_failed: false,
         }
     }
 
     /// Sends a processor's record; returns its partition.
     pub(crate) fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
         self.sent += 1;
-        self.producer.send(record)
+        let sent = self.producer.send(record);
+        self.send_failed |= sent.is_err();
+        sent
+    }
+
+    /// Whether a send failed since the last call (and resets it): under exactly-once the
+    /// error is the producer's (a batch of the open transaction failed), not the
+    /// processor's, and is handled as a failed transaction, as Java's `RecordCollectorImpl`
+    /// turns it into `TaskMigratedException`.
+    pub(crate) fn take_send_failed(&mut self) -> bool {
+        std::mem::take(&mut self.send_failed)
     }
 
     /// Sends a processor's record, lent (nothing copied before the batch); returns its
     /// partition.
     pub(crate) fn send_ref(&mut self, record: RecordRef<'_>) -> Result<i32, Error> {
         self.sent += 1;
-        self.producer.send_ref(record)
+        let sent = self.producer.send_ref(record);
+        self.send_failed |= sent.is_err();
+        sent
     }
 
     /// Sends the change-log records `store` queued to its changelog partition (the task's

@@ -292,6 +292,36 @@ fn invalid_producer_epoch_on_a_batch_aborts_and_revives_the_tasks() {
     assert_eq!(h.shared.committed(&input(0)), Some(4));
 }
 
+/// The same stale epoch surfaced on a send during processing (the producer reports a failed
+/// batch on the next send, not only on `send_ready`; seen live on 4.2.2 in a kill -9 round):
+/// not a processing failure but a failed transaction, aborted and revived, nothing lost
+/// and nothing counted twice.
+#[test]
+fn invalid_producer_epoch_on_a_send_aborts_and_revives_the_tasks() {
+    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
+    append(&h, 0, "a", 2);
+    h.assign(&[(0, ACTIVE)]);
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2]);
+    append(&h, 0, "a", 2);
+    h.shared.lock().fail_send = Some(BrokerErrorKind::InvalidProducerEpoch);
+    h.step();
+    let failed = h
+        .shared
+        .position("txn send failed")
+        .expect("the send failed");
+    let reset = h.shared.position("txn reset (").expect("a new producer");
+    assert!(failed < reset, "{:?}", h.shared.events());
+    assert!(h.thread.failed.is_none(), "not a processing failure");
+    h.step();
+    tick(&h);
+    h.step();
+    assert_eq!(outputs(&h, "a"), [1, 2, 3, 4], "no count twice, none lost");
+    assert_eq!(h.shared.committed(&input(0)), Some(4));
+}
+
 /// EndTxn was sent but its answer never came (the producer's `max.block.ms` passed: also
 /// what CONCURRENT_TRANSACTIONS or NOT_COORDINATOR retried past the deadline become), and
 /// the coordinator had committed. Java's `TaskExecutor` takes the timeout as

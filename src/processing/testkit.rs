@@ -59,6 +59,9 @@ pub(crate) struct Cluster {
     /// Exactly-once: the next `send_ready` fails with this broker answer to a batch of the
     /// open transaction (e.g. INVALID_PRODUCER_EPOCH on a Produce).
     pub fail_batch: Option<BrokerErrorKind>,
+    /// Exactly-once: the next send fails with this broker answer (the producer surfaced a
+    /// failed batch of the open transaction on a send).
+    pub fail_send: Option<BrokerErrorKind>,
     /// Offset fetches are refused (the member was fenced: its tasks are not assigned).
     pub refuse_fetch: bool,
     /// The group's target moves to these tasks while the next offset fetch is under way
@@ -453,6 +456,15 @@ impl ProducePort for FakeProducer {
     fn send(&mut self, record: ProducerRecord) -> Result<i32, Error> {
         if self.eos && !std::mem::replace(&mut self.open, true) {
             self.shared.event("txn begin");
+        }
+        let fail_send = self.shared.lock().fail_send.take();
+        if let Some(kind) = fail_send {
+            self.shared.event(format!("txn send failed {kind:?}"));
+            return Err(Error::broker(
+                kind.code(),
+                None,
+                crate::error::BrokerErrorContext::api("Produce"),
+            ));
         }
         let p = record.partition.unwrap_or(0);
         self.queued.push(record);

@@ -135,12 +135,7 @@ impl<G: GroupPort> StreamThread<G> {
             if !self.collector.is_eos() {
                 return Err(e);
             }
-            // Exactly-once: a batch of the open transaction failed (a stale epoch after the
-            // coordinator aborted it, a fencing): abort with a new producer, revive the tasks.
-            log::warn!("sending in the transaction failed ({e}): aborting it");
-            self.collector.abort(true)?;
-            self.tasks.migrated = Some(e.to_string());
-            self.revive_after_abort()?;
+            self.abort_failed_transaction(e)?;
         }
         self.state.catch_up_standbys(now + self.cadence.poll_wait)?;
         self.state.report_task_offsets(&mut self.group)?;
@@ -195,6 +190,15 @@ impl<G: GroupPort> StreamThread<G> {
         }
     }
 
+    /// Exactly-once: a batch of the open transaction failed (a stale epoch after the
+    /// coordinator aborted it, a fencing): abort with a new producer, revive the tasks.
+    fn abort_failed_transaction(&mut self, e: Error) -> Result<(), Error> {
+        log::warn!("sending in the transaction failed ({e}): aborting it");
+        self.collector.abort(true)?;
+        self.tasks.migrated = Some(e.to_string());
+        self.revive_after_abort()
+    }
+
     /// Whether the member runs: the group is ready and it owns active tasks.
     pub(crate) fn processing(&self) -> bool {
         self.group_ready && !self.tasks.active.is_empty()
@@ -214,7 +218,15 @@ impl<G: GroupPort> StreamThread<G> {
         self.pause_full_queues();
         let input = &self.input;
         let lag = |tp: &TopicPartition| input.fetched_lag(tp);
+        // A send failure is judged only for the processing it happened in.
+        self.collector.take_send_failed();
         if let Err(e) = self.tasks.process(&mut self.collector, &lag) {
+            if self.collector.take_send_failed() && self.collector.is_eos() {
+                // Exactly-once: the producer surfaced a failed batch of the open transaction
+                // (a stale epoch, a fencing) on a send: as a failed `send_ready`, abort and
+                // revive the tasks from committed state, not a processing failure.
+                return self.abort_failed_transaction(e);
+            }
             self.failed = Some(e.to_string());
             self.lifecycle.to(RuntimeState::PendingError);
             return Err(e);
