@@ -41,7 +41,11 @@ stop_broker() {
 trap 'stop_broker; rm -f "$results"' EXIT INT TERM
 
 phase_start=0
-phase() { phase_start=$(date +%s%3N); echo; echo "=== $*"; }
+phase() { phase_start=$(date +%s%3N); phase_name=$*; echo; echo "=== $*"; }
+# Marks the run failed, naming the step in the closing summary (a step can fail with no
+# failed test to count: a fuzz crash, an example, a test binary that died or hung).
+failed_steps=()
+step_failed() { failed=1; failed_steps+=("$phase_name: $1 (test.sh line ${BASH_LINENO[0]})"); }
 phase_end() { echo "=== $1 took $(( $(date +%s%3N) - phase_start )) ms"; }
 
 # Runs cargo test, echoing its output and keeping its "test result" lines for the summary.
@@ -70,17 +74,17 @@ cargo build --all-targets --quiet
 phase_end "build"
 
 phase "unit tests (live tests are ignored here)"
-cargo_test --no-fail-fast || failed=1
+cargo_test --no-fail-fast || step_failed "cargo test (unit)"
 phase_end "unit tests"
 
 if [ $unit_only -eq 0 ]; then
   phase "fuzz smoke: every cargo-fuzz target for a few seconds (fuzz/)"
-  bash "$repo/scripts/fuzz-smoke.sh" "${KSG_FUZZ_SECS:-3}" || failed=1
+  bash "$repo/scripts/fuzz-smoke.sh" "${KSG_FUZZ_SECS:-3}" || step_failed "fuzz smoke"
   phase_end "fuzz smoke"
 
   phase "conformance: the crate's codecs against Kafka's own message classes (testing/oracle)"
   bash "$repo/scripts/oracle.sh" build
-  KSG_ORACLE_CMD=$(bash "$repo/scripts/oracle.sh" cmd) cargo_test --test conformance -- --ignored || failed=1
+  KSG_ORACLE_CMD=$(bash "$repo/scripts/oracle.sh" cmd) cargo_test --test conformance -- --ignored || step_failed "cargo test --test conformance"
   phase_end "conformance"
 
   phase "build the Java Kafka Streams peer (testing/streams-peer)"
@@ -95,15 +99,15 @@ if [ $unit_only -eq 0 ]; then
     v=$("$j" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
     if [ -n "$v" ] && [ "${v%%.*}" -ge 19 ] 2>/dev/null; then alt_javas="$alt_javas:$j"; break; fi
   done
-  KSG_JAVA_ALT=$alt_javas cargo_test --test java_topology_order -- --ignored --nocapture || failed=1
+  KSG_JAVA_ALT=$alt_javas cargo_test --test java_topology_order -- --ignored --nocapture || step_failed "cargo test --test java_topology_order"
   phase_end "copartition order"
 
   phase "topology builder and DSL against Kafka Streams' describe() and heartbeat topology (issues 22, 23; no broker)"
-  cargo_test --test topology_parity -- --ignored --nocapture || failed=1
+  cargo_test --test topology_parity -- --ignored --nocapture || step_failed "cargo test --test topology_parity"
   phase_end "topology parity"
 
   phase "DSL corpus through DslTestDriver and Java's TopologyTestDriver on the same records (issue 23; no broker)"
-  cargo_test --test dsl_driver_diff -- --ignored --nocapture || failed=1
+  cargo_test --test dsl_driver_diff -- --ignored --nocapture || step_failed "cargo test --test dsl_driver_diff"
   phase_end "DSL driver diff"
 
   for version in "${versions[@]}"; do
@@ -137,9 +141,9 @@ if [ $unit_only -eq 0 ]; then
     KSG_CLUSTER_ENV=$run_dir/cluster.env cargo_test --no-fail-fast --tests -- --ignored --skip conformance_against_kafka \
       --skip copartition_order_matches_kafka_streams --skip topologies_match_kafka_streams \
       --skip dsl_programs_match_topology_test_driver \
-      ${between[@]+"${between[@]}"} || failed=1
+      ${between[@]+"${between[@]}"} || step_failed "cargo test (every test binary)"
     if [ "$version" = 4.4.0 ]; then
-      bash "$repo/scripts/run-examples.sh" "$run_dir/cluster.env" || failed=1
+      bash "$repo/scripts/run-examples.sh" "$run_dir/cluster.env" || step_failed "examples"
     fi
     stop_broker
     phase_end "Kafka $version live tests"
@@ -155,7 +159,7 @@ if [ $unit_only -eq 0 ]; then
     KSG_RUN_DIR=$loss_dir KSG_PORT_BASE=19992 bash "$repo/scripts/kafka.sh" start --kafka 4.4.0
     started_run_dir=$loss_dir
     KSG_BROKER_LOSS_ENV=$loss_dir/cluster.env cargo_test --test live_broker_loss -- --ignored \
-      --nocapture single_broker_sigkill || failed=1
+      --nocapture single_broker_sigkill || step_failed "cargo test --test live_broker_loss"
     stop_broker
     # Producer idempotence across a broker SIGKILL/restart (issue 15): a dedicated single
     # broker per version (port base 20292); the issue asks for 4.4.0 and 4.2.2, and each run
@@ -166,26 +170,26 @@ if [ $unit_only -eq 0 ]; then
       KSG_RUN_DIR=$ploss_dir KSG_PORT_BASE=20292 bash "$repo/scripts/kafka.sh" start --kafka "$version"
       started_run_dir=$ploss_dir
       KSG_PRODUCER_LOSS_ENV=$ploss_dir/cluster.env cargo_test --test live_producer -- --ignored \
-        --nocapture broker_sigkill_and_restart || failed=1
+        --nocapture broker_sigkill_and_restart || step_failed "cargo test --test live_producer"
       stop_broker
     done
     loss3_dir=$repo/.kafka/loss-3
     KSG_NODES=3 KSG_RUN_DIR=$loss3_dir KSG_PORT_BASE=20092 bash "$repo/scripts/kafka.sh" start --kafka 4.4.0
     started_run_dir=$loss3_dir
     KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_broker_loss -- --ignored \
-      --nocapture three_nodes_sigkill || failed=1
+      --nocapture three_nodes_sigkill || step_failed "cargo test --test live_broker_loss"
     # Leader move while fetching and producing (issue 15), on the same 3 nodes.
     KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_fetcher -- --ignored \
-      --nocapture leader_move || failed=1
+      --nocapture leader_move || step_failed "cargo test --test live_fetcher"
     # An unclean leader election under the fetcher's position (issue 21, KIP-320), ~30 s.
     KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_unclean_election -- \
-      --ignored --nocapture || failed=1
+      --ignored --nocapture || step_failed "cargo test --test live_unclean_election"
     # InitProducerId while a restarted node waits for its producer id block (its
     # AllocateProducerIds pinned to a SIGSTOPped KRaft leader): the producer gets its id from
     # another node (the CI flake of live_unclean_election), ~15-40 s.
     KSG_CLUSTER3_ENV=$loss3_dir/cluster.env cargo_test --test live_init_producer_id -- \
       --ignored --nocapture --exact \
-      a_producer_gets_its_id_while_a_restarted_node_waits_for_its_block || failed=1
+      a_producer_gets_its_id_while_a_restarted_node_waits_for_its_block || step_failed "cargo test --test live_init_producer_id"
     stop_broker
     soak_secs=${KSG_SOAK_SECS:-300}
     if [ "$soak_secs" -gt 0 ]; then
@@ -194,7 +198,7 @@ if [ $unit_only -eq 0 ]; then
       soak_dir=$repo/.kafka/soak-20192
       started_run_dir=$soak_dir
       KSG_SOAK_SECS=$soak_secs KSG_SOAK_PORT_BASE=20192 KSG_SOAK_RUN_DIR=$soak_dir \
-        cargo_test --test soak_churn -- --ignored --nocapture || failed=1
+        cargo_test --test soak_churn -- --ignored --nocapture || step_failed "cargo test --test soak_churn"
       stop_broker
     fi
     phase_end "broker loss and connection churn"
@@ -206,6 +210,9 @@ passed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^passed
 nfailed=$(awk '/^test result:/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^failed/) n += $i } END { print n + 0 }' "$results")
 echo
 echo "tests: ${passed:-0} passed, ${nfailed:-0} failed"
+for step in ${failed_steps[@]+"${failed_steps[@]}"}; do echo "failed step: $step"; done
+# A test binary that died (a signal, an abort) or failed to build leaves no "test result".
+grep -E "process didn't exit successfully|^error(\[E[0-9]+\])?: |exceeded [0-9]+ s: killed" "$results" | sed 's/^/  /' || true
 if [ $failed -ne 0 ] || [ "${nfailed:-0}" -ne 0 ]; then
   echo "FAILED" >&2
   exit 1
