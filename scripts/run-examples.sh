@@ -44,19 +44,31 @@ check describe_streams_group "$out/describe" "state:"
 "$bin/tls_sasl" --cluster-env "$env_file" --duration 3 >"$out/tls_sasl" 2>&1 || true
 check tls_sasl "$out/tls_sasl" "left cleanly"
 
-# WordCount: feed three lines on stdin, let them be counted, close.
-wc_app=examples-wc-$$-$RANDOM
-{ printf '%s\n' "all streams lead to kafka" "hello kafka streams" "join kafka summit"; sleep 8; echo close; } |
-  "$bin/word_count" --bootstrap-server "$bootstrap" --application-id "$wc_app" \
-    --input "$wc_app-in" --output "$wc_app-out" >"$out/word_count" 2>&1 || true
+# WordCount, hand-written and with the DSL: feed three lines on stdin, wait until they are
+# counted (up to 90 s: a loaded machine joins and assigns slower than any fixed sleep), then
+# close. The "close" line must reach the example after its counts, so stdin is a fifo kept
+# open by this script.
+run_word_count() { # example name, output file
+  local app=examples-$1-$$-$RANDOM fifo=$out/$1.stdin pid
+  mkfifo "$fifo"
+  "$bin/$1" --bootstrap-server "$bootstrap" --application-id "$app" \
+    --input "$app-in" --output "$app-out" <"$fifo" >"$2" 2>&1 &
+  pid=$!
+  exec 3>"$fifo"
+  printf '%s\n' "all streams lead to kafka" "hello kafka streams" "join kafka summit" >&3
+  for _ in $(seq 1 360); do
+    grep -q 'count "kafka" 3' "$2" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  echo close >&3
+  exec 3>&-
+  wait "$pid" || true
+}
+run_word_count word_count "$out/word_count"
 check word_count "$out/word_count" 'count "kafka" 3'
 check word_count-close "$out/word_count" "left cleanly"
-
-# WordCount written with the DSL: the same three lines, the same counts.
-wc_app=examples-wcdsl-$$-$RANDOM
-{ printf '%s\n' "all streams lead to kafka" "hello kafka streams" "join kafka summit"; sleep 8; echo close; } |
-  "$bin/word_count_dsl" --bootstrap-server "$bootstrap" --application-id "$wc_app" \
-    --input "$wc_app-in" --output "$wc_app-out" >"$out/word_count_dsl" 2>&1 || true
+run_word_count word_count_dsl "$out/word_count_dsl"
 check word_count_dsl "$out/word_count_dsl" 'count "kafka" 3'
 check word_count_dsl-close "$out/word_count_dsl" "left cleanly"
 
