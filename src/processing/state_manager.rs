@@ -235,11 +235,20 @@ impl StateManager {
                 log::info!("task {task}: reusing the standby stores kept across the fencing");
                 orphaned
             }
-            StoreSource::Retained => retained.map(|(since, stores)| {
+            StoreSource::Retained => retained.map(|(since, mut stores)| {
                 log::info!(
                     "task {task}: reusing the stores kept since its revocation {:?} ago",
                     now.saturating_duration_since(since)
                 );
+                // Java closes a revoked task: a store without a changelog (in memory) is
+                // gone, and the task starts it empty when it comes back.
+                for (name, s) in stores.iter_mut() {
+                    if s.changelog.is_none() {
+                        if let Some(format) = self.format_of(task, name) {
+                            *s = self.new_store(task, name, format);
+                        }
+                    }
+                }
                 stores
             }),
             StoreSource::New => None,
@@ -252,19 +261,28 @@ impl StateManager {
             .get(&task.subtopology_id)
             .map(|v| {
                 v.iter()
-                    .map(|(name, format)| {
-                        let store = TaskStore {
-                            store: Box::new(
-                                KeyValueStore::new(name.clone(), *format).with_cache(&self.cache),
-                            ),
-                            changelog: (!self.unlogged.contains(name))
-                                .then(|| changelog_partition(&self.app_id, task, name)),
-                        };
-                        (name.clone(), store)
-                    })
+                    .map(|(name, format)| (name.clone(), self.new_store(task, name, *format)))
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// A new empty store `name` of `task`, with its changelog partition unless it has none.
+    fn new_store(&self, task: &StreamsTaskId, name: &str, format: StoreFormat) -> TaskStore {
+        TaskStore {
+            store: Box::new(KeyValueStore::new(name, format).with_cache(&self.cache)),
+            changelog: (!self.unlogged.contains(name))
+                .then(|| changelog_partition(&self.app_id, task, name)),
+        }
+    }
+
+    /// The format store `name` of `task`'s subtopology was declared with.
+    fn format_of(&self, task: &StreamsTaskId, name: &str) -> Option<StoreFormat> {
+        self.declared
+            .get(&task.subtopology_id)?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| *f)
     }
 
     /// Holds `stores` as those of standby (or warm-up) task `task`.

@@ -85,9 +85,6 @@ pub struct DslProgram {
     /// The stores whose writes are not logged: `Materialized.withLoggingDisabled`, and a
     /// table's store restored from its source topic (`topology.optimization=all`).
     unlogged: BTreeSet<String>,
-    /// The stores restored from a source topic rather than a changelog (Java's
-    /// `REUSE_KTABLE_SOURCE_TOPICS`): store → topic as on the broker.
-    source_changelogs: BTreeMap<String, String>,
     /// `topology.optimization` of the program.
     optimization: Optimization,
 }
@@ -203,11 +200,6 @@ impl DslProgram {
             .filter(|(spec, _)| !spec.logging_enabled)
             .map(|(spec, _)| spec.name.clone())
             .collect();
-        let source_changelogs = builder
-            .source_changelogs()
-            .iter()
-            .map(|(store, topic)| (store.clone(), on_broker(topic)))
-            .collect();
         Ok(DslProgram {
             nodes,
             sources,
@@ -216,7 +208,6 @@ impl DslProgram {
             internal,
             cached,
             unlogged,
-            source_changelogs,
             optimization: program.optimization(),
         })
     }
@@ -244,12 +235,6 @@ impl DslProgram {
     /// Whether store `store` logs its writes to a changelog topic.
     pub fn is_logged(&self, store: &str) -> bool {
         !self.unlogged.contains(store)
-    }
-
-    /// The source topic (as on the broker) store `store` is restored from instead of a
-    /// changelog, if it reuses one (`topology.optimization=all`).
-    pub fn source_changelog(&self, store: &str) -> Option<&str> {
-        self.source_changelogs.get(store).map(String::as_str)
     }
 
     /// Whether `topic` is one of the program's repartition topics (as on the broker).
@@ -302,7 +287,8 @@ impl StreamsApp {
     /// `options.application_id`, which must be the runtime's `application.id`), a
     /// timestamped key-value store per store of the program, and per task a processor that
     /// executes the program's nodes of the task's subtopology. Fails, naming the node, if
-    /// the program holds an operation the runner does not execute.
+    /// the program holds an operation the runner does not execute; fails if it was built
+    /// with `topology.optimization=all` (it runs in [`DslTestDriver`] only).
     pub fn from_dsl(
         program: &DslTopology,
         options: &HeartbeatTopologyOptions,
