@@ -215,6 +215,22 @@ pub(super) fn merge_repartitions(inner: &mut Inner) -> Result<(), TopologyBuildE
         return Ok(());
     }
     inner.topology = rebuild(&inner.topology, &merges)?;
+    // The merged step runs as the first merged step did (Java's `getRepartitionSerdes`
+    // takes the first step's serdes; steps under one key change carry the same types).
+    for m in &merges {
+        let Some(first) = m.steps.first() else {
+            continue;
+        };
+        for (old, new) in [
+            (&first.filter, &m.merged.filter),
+            (&first.sink, &m.merged.sink),
+            (&first.source, &m.merged.source),
+        ] {
+            if let Some(exec) = inner.execs.get(old).cloned() {
+                inner.execs.insert(new.clone(), exec);
+            }
+        }
+    }
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! What an application is made of: the topology it sends, the stores of each subtopology and
 //! the factory of its per-task processors.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::dsl::serdes::AnySerde;
 use crate::error::Error;
@@ -23,6 +23,8 @@ pub type ProcessorFactory =
 pub struct StreamsApp {
     pub(crate) topology: StreamsTopology,
     pub(crate) stores: BTreeMap<String, Vec<(String, StoreFormat)>>,
+    /// The declared stores that have no changelog (logging disabled).
+    pub(crate) unlogged: BTreeSet<String>,
     pub(crate) factory: ProcessorFactory,
     pub(crate) listener: Option<StateListener>,
     /// The key and value serdes of stores that have them (a DSL program's), for
@@ -48,6 +50,7 @@ impl StreamsApp {
         StreamsApp {
             topology,
             stores: BTreeMap::new(),
+            unlogged: BTreeSet::new(),
             factory: Box::new(factory),
             listener: None,
             store_serdes: BTreeMap::new(),
@@ -67,6 +70,22 @@ impl StreamsApp {
             .or_default()
             .push((name.into(), format));
         self
+    }
+
+    /// Declares a store of subtopology `subtopology` with its changelog disabled (Java's
+    /// `Materialized.withLoggingDisabled`): each task gets its own, which writes no
+    /// changelog records and is not restored (it starts empty, as Java's in-memory store
+    /// without logging does on a new instance). The topology declares no changelog topic
+    /// for it.
+    pub fn store_without_changelog(
+        mut self,
+        subtopology: impl Into<String>,
+        name: impl Into<String>,
+        format: StoreFormat,
+    ) -> Self {
+        let name = name.into();
+        self.unlogged.insert(name.clone());
+        self.store(subtopology, name, format)
     }
 
     /// Sets the listener told of every [`RuntimeState`] change of the runtime started with
@@ -98,6 +117,9 @@ impl StreamsApp {
                 }
             })?;
             for (name, _) in stores {
+                if self.unlogged.contains(name) {
+                    continue;
+                }
                 let changelog = crate::state::changelog_topic(application_id, name);
                 if !s.state_changelog_topics.iter().any(|t| t.name == changelog) {
                     return Err(Error::InvalidConfiguration {

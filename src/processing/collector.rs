@@ -104,10 +104,15 @@ impl RecordCollector {
     /// Sends the change-log records `store` queued to its changelog partition (the task's
     /// partition), as Java's change-logging store does after each write: the store writes
     /// through this collector as its [`ChangelogSink`].
+    /// A store without a changelog drops what it queued: it logs nothing.
     pub(crate) fn send_changelog(&mut self, store: &mut TaskStore) -> Result<(), Error> {
+        let Some(changelog) = &store.changelog else {
+            store.store.take_changelog();
+            return Ok(());
+        };
         let mut sink = ChangelogSender {
             collector: self,
-            changelog: &store.changelog,
+            changelog,
         };
         store.store.log_changes(&mut sink)
     }

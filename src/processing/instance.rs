@@ -143,6 +143,7 @@ impl ProcessingRuntime {
         let parts = AppParts {
             topology: app.topology,
             stores: app.stores,
+            unlogged: app.unlogged,
             factory: Arc::new(Mutex::new(app.factory)),
         };
         // Java's `StateDirectory#initializeProcessId`: the process id kept across restarts.

@@ -22,8 +22,9 @@ use crate::state::{changelog_topic, KeyValueStore, StateStore, StoreFormat, Thre
 pub(crate) struct TaskStore {
     /// The store, reached through the trait (a key-value store today).
     pub(crate) store: Box<dyn StateStore>,
-    /// `<application.id>-<store>-changelog`, the task's partition.
-    pub(crate) changelog: TopicPartition,
+    /// `<application.id>-<store>-changelog`, the task's partition; `None` for a store with
+    /// its changelog disabled, which is neither logged nor restored.
+    pub(crate) changelog: Option<TopicPartition>,
 }
 
 /// The stores of one task, by name.
@@ -77,6 +78,8 @@ pub(crate) fn changelog_partition(
 pub(crate) struct StateManager {
     app_id: String,
     declared: BTreeMap<String, Vec<(String, StoreFormat)>>,
+    /// The declared stores with their changelog disabled.
+    unlogged: BTreeSet<String>,
     changelogs: Box<dyn ChangelogPort + Send>,
     /// The thread's record cache, shared by the stores of its tasks.
     cache: ThreadCache,
@@ -104,6 +107,7 @@ impl StateManager {
         StateManager {
             app_id: app_id.to_string(),
             declared,
+            unlogged: BTreeSet::new(),
             changelogs,
             cache: ThreadCache::new(crate::state::DEFAULT_CACHE_MAX_BYTES),
             standby: BTreeMap::new(),
@@ -113,6 +117,13 @@ impl StateManager {
             restored: 0,
             standby_applied: 0,
         }
+    }
+
+    /// The stores named in `unlogged` have no changelog: their tasks' stores are neither
+    /// logged nor restored.
+    pub(crate) fn without_changelog(mut self, unlogged: BTreeSet<String>) -> Self {
+        self.unlogged = unlogged;
+        self
     }
 
     /// Uses `cache` (`statestore.cache.max.bytes`; Java's 10 MiB unless set) for the
@@ -126,6 +137,12 @@ impl StateManager {
     #[cfg(test)]
     pub(crate) fn cache_bytes(&self) -> usize {
         self.cache.size_bytes()
+    }
+
+    /// The stores named in `unlogged` have no changelog, for the stores it makes from now on.
+    #[cfg(test)]
+    pub(crate) fn set_without_changelog(&mut self, unlogged: BTreeSet<String>) {
+        self.unlogged = unlogged;
     }
 
     /// Uses `cache` for the stores it makes from now on.
@@ -145,6 +162,7 @@ impl StateManager {
             .get(&task.subtopology_id)
             .map(|v| {
                 v.iter()
+                    .filter(|(name, _)| !self.unlogged.contains(name))
                     .map(|(name, _)| changelog_partition(&self.app_id, task, name))
                     .collect()
             })
@@ -173,11 +191,14 @@ impl StateManager {
         stores: &mut Stores,
     ) -> Result<(), Error> {
         for s in stores.values_mut() {
+            let Some(changelog) = &s.changelog else {
+                continue;
+            };
             let end = self
                 .changelogs
-                .end_offset(&s.changelog, Instant::now() + OP_TIMEOUT)?;
+                .end_offset(changelog, Instant::now() + OP_TIMEOUT)?;
             if end > 0 {
-                log::trace!("task {task}: {} checkpointed at {}", s.changelog, end - 1);
+                log::trace!("task {task}: {changelog} checkpointed at {}", end - 1);
                 s.store.checkpoint(end - 1);
             }
         }
@@ -214,11 +235,20 @@ impl StateManager {
                 log::info!("task {task}: reusing the standby stores kept across the fencing");
                 orphaned
             }
-            StoreSource::Retained => retained.map(|(since, stores)| {
+            StoreSource::Retained => retained.map(|(since, mut stores)| {
                 log::info!(
                     "task {task}: reusing the stores kept since its revocation {:?} ago",
                     now.saturating_duration_since(since)
                 );
+                // Java closes a revoked task: a store without a changelog (in memory) is
+                // gone, and the task starts it empty when it comes back.
+                for (name, s) in stores.iter_mut() {
+                    if s.changelog.is_none() {
+                        if let Some(format) = self.format_of(task, name) {
+                            *s = self.new_store(task, name, format);
+                        }
+                    }
+                }
                 stores
             }),
             StoreSource::New => None,
@@ -231,18 +261,28 @@ impl StateManager {
             .get(&task.subtopology_id)
             .map(|v| {
                 v.iter()
-                    .map(|(name, format)| {
-                        let store = TaskStore {
-                            store: Box::new(
-                                KeyValueStore::new(name.clone(), *format).with_cache(&self.cache),
-                            ),
-                            changelog: changelog_partition(&self.app_id, task, name),
-                        };
-                        (name.clone(), store)
-                    })
+                    .map(|(name, format)| (name.clone(), self.new_store(task, name, *format)))
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// A new empty store `name` of `task`, with its changelog partition unless it has none.
+    fn new_store(&self, task: &StreamsTaskId, name: &str, format: StoreFormat) -> TaskStore {
+        TaskStore {
+            store: Box::new(KeyValueStore::new(name, format).with_cache(&self.cache)),
+            changelog: (!self.unlogged.contains(name))
+                .then(|| changelog_partition(&self.app_id, task, name)),
+        }
+    }
+
+    /// The format store `name` of `task`'s subtopology was declared with.
+    fn format_of(&self, task: &StreamsTaskId, name: &str) -> Option<StoreFormat> {
+        self.declared
+            .get(&task.subtopology_id)?
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| *f)
     }
 
     /// Holds `stores` as those of standby (or warm-up) task `task`.
@@ -288,6 +328,10 @@ impl StateManager {
     fn read_up_to_end(&mut self, task: &StreamsTaskId, stores: &mut Stores) -> Result<u64, Error> {
         let mut n = 0;
         for TaskStore { store, changelog } in stores.values_mut() {
+            let Some(changelog) = changelog else {
+                // Nothing to read: the store starts as it is (empty when new).
+                continue;
+            };
             let s =
                 self.changelogs
                     .restore(changelog, &mut **store, Instant::now() + OP_TIMEOUT)?;
@@ -313,7 +357,7 @@ impl StateManager {
             .standby
             .values_mut()
             .flat_map(|s| s.values_mut())
-            .map(|TaskStore { store, changelog }| (&*changelog, &mut **store))
+            .filter_map(|TaskStore { store, changelog }| Some((changelog.as_ref()?, &mut **store)))
             .collect();
         self.standby_applied += self.changelogs.catch_up(&mut pairs, deadline)?;
         Ok(())
@@ -329,8 +373,10 @@ impl StateManager {
         let offsets = self.standby.iter().chain(kept).map(|(task, stores)| {
             (
                 task,
+                // Java sums the offsets of the logged stores only.
                 stores
                     .values()
+                    .filter(|s| s.changelog.is_some())
                     .map(|s| s.store.changelog_offset())
                     .collect(),
             )
@@ -338,7 +384,8 @@ impl StateManager {
         let ends = self.standby.iter().map(|(task, stores)| {
             let ends = stores
                 .values()
-                .map(|s| self.changelogs.known_end_offset(&s.changelog));
+                .filter_map(|s| s.changelog.as_ref())
+                .map(|c| self.changelogs.known_end_offset(c));
             (task, ends.collect())
         });
         task_offset_sums(offsets, ends)

@@ -512,14 +512,14 @@ fn stores_are_found_by_name_and_log_through_the_collector() {
             STORE.to_string(),
             TaskStore {
                 store: Box::new(KeyValueStore::new(STORE, StoreFormat::KeyValue)),
-                changelog: tp.clone(),
+                changelog: Some(tp.clone()),
             },
         ),
         (
             "other".to_string(),
             TaskStore {
                 store: Box::<Other>::default(),
-                changelog: crate::TopicPartition::new("app-other-changelog", 3),
+                changelog: Some(crate::TopicPartition::new("app-other-changelog", 3)),
             },
         ),
     ]

@@ -44,6 +44,10 @@ use super::thread::{Cadence, StreamThread};
 pub(crate) struct AppParts {
     pub topology: StreamsTopology,
     pub stores: BTreeMap<String, Vec<(String, StoreFormat)>>,
+    /// The stores without a changelog ([`StreamsApp::store_without_changelog`]).
+    ///
+    /// [`StreamsApp::store_without_changelog`]: super::StreamsApp::store_without_changelog
+    pub unlogged: BTreeSet<String>,
     /// The application's one factory, called by whichever thread starts a task.
     pub factory: Arc<Mutex<ProcessorFactory>>,
 }
@@ -146,6 +150,7 @@ pub(crate) fn build_member(
         .with_deserialization_handler(config.get_deserialization_handler())
         .with_max_task_idle_ms(config.get_max_task_idle_ms());
     let state = StateManager::new(app_id, parts.stores.clone(), Box::new(reader))
+        .without_changelog(parts.unlogged.clone())
         // Java divides statestore.cache.max.bytes evenly among the stream threads.
         .with_cache(ThreadCache::new(
             config.get_cache_max_bytes() / config.get_num_stream_threads() as u64,

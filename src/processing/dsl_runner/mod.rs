@@ -29,9 +29,15 @@
 //! one update per key per record, the last, with the value the store held before the record
 //! as the old value, and drops a delete of a key it did not hold.
 //!
+//! A store with its changelog disabled (`Materialized::with_logging_disabled`) writes no
+//! changelog records and is not restored: it starts empty, as Java's in-memory store
+//! without logging does. With `topology.optimization=all` the program runs the optimized
+//! topology: repartition steps after one key change merged into one (the merged step runs
+//! with the first merged step's serdes, as Java takes the first step's), and a source
+//! table's store logs nothing, its source topic being its changelog.
+//!
 //! A node the runner does not know (an operation added to the DSL before the runner learnt
-//! it), a missing serde, or a store without a changelog is refused when the program is
-//! lowered, naming the node.
+//! it) or a missing serde is refused when the program is lowered, naming the node.
 //!
 //! [`DslTestDriver`] runs a program without a broker, as Java's `TopologyTestDriver`.
 
@@ -47,7 +53,7 @@ use crate::dsl::exec_table::GroupedExec;
 use crate::dsl::{DslTopology, NodeExec, Optimization};
 use crate::error::Error;
 use crate::streams::{StreamsTaskId, StreamsTopology};
-use crate::topology::{HeartbeatTopologyOptions, NodeKind, SinkTarget, TopologyBuilder};
+use crate::topology::{HeartbeatTopologyOptions, NodeKind, SinkTarget};
 
 use super::app::StreamsApp;
 use super::context::Processor;
@@ -76,6 +82,11 @@ pub struct DslProgram {
     internal: Vec<String>,
     /// The stores with a record cache (`Materialized.withCachingEnabled`, Java's default).
     cached: BTreeSet<String>,
+    /// The stores whose writes are not logged: `Materialized.withLoggingDisabled`, and a
+    /// table's store restored from its source topic (`topology.optimization=all`).
+    unlogged: BTreeSet<String>,
+    /// `topology.optimization` of the program.
+    optimization: Optimization,
 }
 
 impl std::fmt::Debug for DslProgram {
@@ -96,20 +107,11 @@ fn refused(reason: String) -> Error {
 
 impl DslProgram {
     /// Lowers `program` for application `options.application_id`: every node must be one
-    /// the runner executes, every store change-logged.
+    /// the runner executes.
     pub fn lower(
         program: &DslTopology,
         options: &HeartbeatTopologyOptions,
     ) -> Result<DslProgram, Error> {
-        if program.optimization() != Optimization::None {
-            // Merged repartition steps and a table restored from its source topic need
-            // execution support of their own: refused rather than run half right.
-            return Err(refused(
-                "a program built with topology.optimization=all derives Java's topology but \
-                 does not run yet: build it with Optimization::None (the default)"
-                    .to_string(),
-            ));
-        }
         let builder = program.topology();
         let topology = program
             .streams_topology(options)
@@ -127,7 +129,7 @@ impl DslProgram {
             .collect();
         let mut nodes = Vec::with_capacity(builder.nodes().len());
         for n in builder.nodes() {
-            nodes.push(lower_node(program, builder, n, &on_broker)?);
+            nodes.push(lower_node(program, n, &on_broker)?);
         }
         for (i, n) in builder.nodes().iter().enumerate() {
             for p in &n.predecessors {
@@ -193,6 +195,11 @@ impl DslProgram {
                 _ => None,
             })
             .collect();
+        let unlogged = builder
+            .stores()
+            .filter(|(spec, _)| !spec.logging_enabled)
+            .map(|(spec, _)| spec.name.clone())
+            .collect();
         Ok(DslProgram {
             nodes,
             sources,
@@ -200,6 +207,8 @@ impl DslProgram {
             topology,
             internal,
             cached,
+            unlogged,
+            optimization: program.optimization(),
         })
     }
 
@@ -223,6 +232,11 @@ impl DslProgram {
         self.cached.contains(store)
     }
 
+    /// Whether store `store` logs its writes to a changelog topic.
+    pub fn is_logged(&self, store: &str) -> bool {
+        !self.unlogged.contains(store)
+    }
+
     /// Whether `topic` is one of the program's repartition topics (as on the broker).
     pub fn is_internal(&self, topic: &str) -> bool {
         self.internal.iter().any(|t| t == topic)
@@ -232,7 +246,6 @@ impl DslProgram {
 /// One node's executable form, or why the program cannot run.
 fn lower_node(
     program: &DslTopology,
-    builder: &TopologyBuilder,
     n: &crate::topology::Node,
     on_broker: &dyn Fn(&str) -> String,
 ) -> Result<Node, Error> {
@@ -261,18 +274,6 @@ fn lower_node(
         // `Materialized`, or one a later operation (a join) added to it.
         kept.clone_from(&store);
     }
-    if let Some(s) = &store {
-        let logged = builder
-            .store_spec(s)
-            .is_some_and(|spec| spec.logging_enabled);
-        if !logged {
-            return Err(refused(format!(
-                "store {s} of node {} has its changelog disabled, which the runner does not \
-                 support yet",
-                n.name
-            )));
-        }
-    }
     Ok(Node {
         name: n.name.clone(),
         exec,
@@ -286,12 +287,25 @@ impl StreamsApp {
     /// `options.application_id`, which must be the runtime's `application.id`), a
     /// timestamped key-value store per store of the program, and per task a processor that
     /// executes the program's nodes of the task's subtopology. Fails, naming the node, if
-    /// the program holds an operation the runner does not execute.
+    /// the program holds an operation the runner does not execute; fails if it was built
+    /// with `topology.optimization=all` (it runs in [`DslTestDriver`] only).
     pub fn from_dsl(
         program: &DslTopology,
         options: &HeartbeatTopologyOptions,
     ) -> Result<StreamsApp, Error> {
         let program = Arc::new(DslProgram::lower(program, options)?);
+        if program.optimization != Optimization::None {
+            // The test driver runs the optimized topology; the runtime would also have to
+            // restore a source table's store from its source topic (up to the committed
+            // offset, as Java does), which it does not yet: refused rather than run with an
+            // empty table after a restart.
+            return Err(refused(
+                "a program built with topology.optimization=all runs in DslTestDriver but \
+                 not yet in the runtime (its source tables would not be restored from their \
+                 topics): build it with Optimization::None (the default)"
+                    .to_string(),
+            ));
+        }
         let shared = program.clone();
         let mut app = StreamsApp::new(
             program.topology.clone(),
@@ -301,7 +315,11 @@ impl StreamsApp {
         );
         for (sub, stores) in &program.stores {
             for s in stores {
-                app = app.store(sub.clone(), s.clone(), StoreFormat::TimestampedKeyValue);
+                let format = StoreFormat::TimestampedKeyValue;
+                app = match program.is_logged(s) {
+                    true => app.store(sub.clone(), s.clone(), format),
+                    false => app.store_without_changelog(sub.clone(), s.clone(), format),
+                };
             }
         }
         app.store_serdes = program.store_serdes();

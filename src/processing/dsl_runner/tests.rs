@@ -442,16 +442,6 @@ fn unknown_operations_missing_serdes_and_unlogged_stores_are_refused() {
         "{e}"
     );
 
-    let builder = StreamsBuilder::new();
-    builder
-        .stream::<String, String>("in")
-        .group_by_key()
-        .count_with(None, Materialized::named("c").with_logging_disabled());
-    let e = DslTestDriver::new(&builder.build().unwrap(), "app")
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("changelog disabled"), "{e}");
-
     // A serde of another type than the stream's is refused at build, not met per record.
     let builder = StreamsBuilder::new();
     builder
@@ -518,8 +508,9 @@ fn a_dsl_program_runs_in_the_stream_thread() {
     assert_eq!(log.last().unwrap().1, Some(be(2)));
 }
 
-/// Operations that are derived but not executed yet, and programs built with
-/// `topology.optimization=all`, are refused by name before anything runs.
+/// Operations that are derived but not executed yet are refused by name before anything
+/// runs; a program built with `topology.optimization=all` runs in the test driver but is
+/// refused by the runtime (it cannot restore a table from its source topic yet).
 #[test]
 fn derived_only_operations_and_optimized_programs_are_refused() {
     let builder = StreamsBuilder::new();
@@ -538,8 +529,92 @@ fn derived_only_operations_and_optimized_programs_are_refused() {
         .stream::<String, String>("in")
         .filter(|_, _| true)
         .to("out");
-    let e = DslTestDriver::new(&builder.build().unwrap(), "app")
+    let p = builder.build().unwrap();
+    let mut d = DslTestDriver::new(&p, "app").unwrap();
+    d.pipe_input("in", Some(b"k"), Some(b"v"), 1).unwrap();
+    assert_eq!(d.read_output("out").len(), 1);
+    let e = StreamsApp::from_dsl(&p, &HeartbeatTopologyOptions::new("app"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("topology.optimization=all"), "{e}");
+    assert!(e.contains("not yet in the runtime"), "{e}");
+}
+
+/// A store with its changelog disabled runs in the test driver: it counts as a logged one
+/// does, and writes no changelog records (the logged store beside it does).
+#[test]
+fn a_store_without_changelog_logs_nothing_in_the_driver() {
+    let builder = StreamsBuilder::new();
+    let g = builder.stream::<String, String>("in").group_by_key();
+    g.count_with(None, Materialized::named("quiet").with_logging_disabled())
+        .to_stream()
+        .to("out");
+    g.count_with(None, Materialized::named("loud"));
+    let mut d = DslTestDriver::new(&builder.build().unwrap(), "app").unwrap();
+    for (i, k) in ["a", "b", "a"].iter().enumerate() {
+        d.pipe_input("in", Some(k.as_bytes()), Some(b"x"), 10 + i as i64)
+            .unwrap();
+    }
+    let out: Vec<_> = d.read_output("out").into_iter().map(|r| r.value).collect();
+    assert_eq!(out, [Some(be(1)), Some(be(1)), Some(be(2))]);
+    assert_eq!(
+        d.store_entries("quiet"),
+        [(b"a".to_vec(), be(2), 12), (b"b".to_vec(), be(1), 11)]
+    );
+    assert!(d.take_changelog("quiet").is_empty());
+    assert_eq!(d.take_changelog("loud").len(), 3);
+}
+
+/// In the runtime a store with its changelog disabled has no changelog topic in the
+/// topology, is not restored (it starts empty though its would-be changelog holds a
+/// record) and writes nothing to a changelog.
+#[test]
+fn a_store_without_changelog_is_neither_restored_nor_logged_in_the_runtime() {
+    use super::super::testkit::{changelog, input, Harness, Shared, APP, INPUT, OUTPUT, STORE};
+    use crate::streams::StreamsTaskRole;
+    let builder = StreamsBuilder::new();
+    builder
+        .stream::<String, String>(INPUT)
+        .group_by_key()
+        .count_with(None, Materialized::named(STORE).with_logging_disabled())
+        .to_stream()
+        .to(OUTPUT);
+    let p = builder.build().unwrap();
+    let options = HeartbeatTopologyOptions::new(APP);
+    let app = StreamsApp::from_dsl(&p, &options).unwrap();
+    let sub = app.topology.subtopology_by_id("0").unwrap();
+    assert!(sub.state_changelog_topics.is_empty(), "{sub:?}");
+    assert!(app.unlogged.contains(STORE));
+    app.validate(APP).unwrap();
+    let shared = Shared::default();
+    shared.lock().now = Some(std::time::Instant::now());
+    // A record where the changelog would be: a restore would start "a" at 5.
+    shared.append(&changelog(0), "a", Some(&be(5)), 1);
+    let mut h = Harness::with_factory(shared, app.factory, Duration::from_secs(3600));
+    h.thread
+        .state
+        .set_without_changelog(app.unlogged.iter().cloned().collect());
+    for (i, w) in ["a", "b", "a"].iter().enumerate() {
+        h.shared.append(&input(0), w, Some(b"x"), 10 + i as i64);
+    }
+    h.assign(&[(0, StreamsTaskRole::Active)]);
+    h.step();
+    h.assign(&[]);
+    h.step();
+    // Back after its revocation, the task starts the store empty, as Java's closed
+    // in-memory store without logging (the logged stores kept meanwhile are reused).
+    h.shared.append(&input(0), "a", Some(b"x"), 20);
+    h.assign(&[(0, StreamsTaskRole::Active)]);
+    h.step();
+    h.assign(&[]);
+    h.step();
+    let out = h.shared.log(&crate::TopicPartition::new(OUTPUT, 0));
+    let values: Vec<_> = out.iter().map(|(_, v, _)| v.clone().unwrap()).collect();
+    assert_eq!(values, [be(1), be(1), be(2), be(1)]);
+    let log = h.shared.log(&changelog(0));
+    assert_eq!(
+        log.len(),
+        1,
+        "only the record put there by the test: {log:?}"
+    );
 }

@@ -44,7 +44,8 @@ import org.apache.kafka.streams.test.TestRecord;
  * one line per record, {@code <topic> TAB <key> TAB <value> TAB <timestamp> TAB <headers>},
  * key and value in hex ({@code -} for a null), headers as {@code name:value} pairs in hex
  * separated by {@code ,} ({@code -} for a null value or no headers). Every program runs in a fresh driver (application.id
- * {@code parity}, String default serdes, otherwise the default configuration).
+ * {@code parity}, String default serdes, {@code topology.optimization=all} for a program whose
+ * name ends in {@code @all}, otherwise the default configuration).
  *
  * <p>Output (stdout): per program {@code ### <name>}, then per topic the driver saw written
  * (sorted by name; changelog and repartition topics included) its records in the order
@@ -121,7 +122,9 @@ final class DriverDiff {
                 continue;
             }
             try {
-                run(out, program, e.getValue(), stateDir);
+                // As TopologyParity: a name ending in "@all" is built and run with
+                // topology.optimization=all.
+                run(out, program, e.getValue(), stateDir, e.getKey().endsWith("@all") ? "all" : "none");
             } catch (final Exception ex) {
                 out.println("error " + String.valueOf(ex).replace('\n', ' '));
             }
@@ -130,8 +133,9 @@ final class DriverDiff {
     }
 
     private static void run(final PrintStream out, final Function<Properties, Topology> program,
-                            final List<Input> inputs, final Path stateDir) throws Exception {
-        final Properties props = TopologyParity.config("none");
+                            final List<Input> inputs, final Path stateDir, final String optimization)
+        throws Exception {
+        final Properties props = TopologyParity.config(optimization);
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());
         props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.StringSerde.class.getName());

@@ -244,8 +244,9 @@ final class TopologyParityDslOps {
         });
         put(c, "ops-table-group-by@all", b -> b.<String, String>table("t", Consumed.as("tbl"))
             .groupBy((k, v) -> KeyValue.pair(v, v)).count().toStream().to("out"));
+        // split with -1 keeps trailing empty words, as the Rust program's str::split does.
         put(c, "ops-wordcount@all", b -> b.<String, String>stream("lines")
-            .flatMapValues(v -> java.util.List.of(v.split(" ")))
+            .flatMapValues(v -> java.util.List.of(v.split(" ", -1)))
             .groupBy((k, w) -> w)
             .count(Materialized.as("counts-store"))
             .toStream()
