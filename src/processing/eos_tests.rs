@@ -255,14 +255,12 @@ fn a_stale_producer_epoch_at_commit_aborts_with_a_new_producer() {
     }
 }
 
-/// INVALID_PRODUCER_EPOCH on a Produce of the open transaction (a newer producer with the
-/// same transactional id took over, or the coordinator aborted the transaction and bumped
-/// the epoch): seen when the batches are sent, before any commit. The transaction is
-/// aborted with a new producer, the task revived from its committed state: the counts go
-/// on from the last committed value, and the records of the failed transaction are counted
-/// once, in the next one.
-#[test]
-fn invalid_producer_epoch_on_a_batch_aborts_and_revives_the_tasks() {
+/// A failed transaction injected by `fail` (noted as event `failed_event`) while the second
+/// pair of records is processed and sent: the transaction is aborted with a new producer
+/// (after the failure), the task revived from its committed state, and the counts go on
+/// from the last committed value, the records of the failed transaction counted once, in
+/// the next one. Not a processing failure.
+fn aborts_and_revives_after(fail: impl FnOnce(&mut Cluster), failed_event: &str) {
     let mut h = Harness::new_eos(Shared::default(), INTERVAL);
     append(&h, 0, "a", 2);
     h.assign(&[(0, ACTIVE)]);
@@ -271,15 +269,12 @@ fn invalid_producer_epoch_on_a_batch_aborts_and_revives_the_tasks() {
     h.step();
     assert_eq!(outputs(&h, "a"), [1, 2]);
     append(&h, 0, "a", 2);
-    h.shared.lock().fail_batch = Some(BrokerErrorKind::InvalidProducerEpoch);
+    fail(&mut h.shared.lock());
     h.step();
-    let events = h.shared.events();
-    let failed = h
-        .shared
-        .position("txn batch failed")
-        .expect("the batch failed");
+    let failed = h.shared.position(failed_event).expect(failed_event);
     let reset = h.shared.position("txn reset (").expect("a new producer");
-    assert!(failed < reset, "{events:?}");
+    assert!(failed < reset, "{:?}", h.shared.events());
+    assert!(h.thread.failed.is_none(), "not a processing failure");
     assert_eq!(
         count(&h, 0, "a"),
         Some(2),
@@ -292,34 +287,26 @@ fn invalid_producer_epoch_on_a_batch_aborts_and_revives_the_tasks() {
     assert_eq!(h.shared.committed(&input(0)), Some(4));
 }
 
+/// INVALID_PRODUCER_EPOCH on a Produce of the open transaction (a newer producer with the
+/// same transactional id took over, or the coordinator aborted the transaction and bumped
+/// the epoch): seen when the batches are sent, before any commit.
+#[test]
+fn invalid_producer_epoch_on_a_batch_aborts_and_revives_the_tasks() {
+    aborts_and_revives_after(
+        |c| c.fail_batch = Some(BrokerErrorKind::InvalidProducerEpoch),
+        "txn batch failed",
+    );
+}
+
 /// The same stale epoch surfaced on a send during processing (the producer reports a failed
 /// batch on the next send, not only on `send_ready`; seen live on 4.2.2 in a kill -9 round):
-/// not a processing failure but a failed transaction, aborted and revived, nothing lost
-/// and nothing counted twice.
+/// a failed transaction, not a processing failure.
 #[test]
 fn invalid_producer_epoch_on_a_send_aborts_and_revives_the_tasks() {
-    let mut h = Harness::new_eos(Shared::default(), INTERVAL);
-    append(&h, 0, "a", 2);
-    h.assign(&[(0, ACTIVE)]);
-    h.step();
-    tick(&h);
-    h.step();
-    assert_eq!(outputs(&h, "a"), [1, 2]);
-    append(&h, 0, "a", 2);
-    h.shared.lock().fail_send = Some(BrokerErrorKind::InvalidProducerEpoch);
-    h.step();
-    let failed = h
-        .shared
-        .position("txn send failed")
-        .expect("the send failed");
-    let reset = h.shared.position("txn reset (").expect("a new producer");
-    assert!(failed < reset, "{:?}", h.shared.events());
-    assert!(h.thread.failed.is_none(), "not a processing failure");
-    h.step();
-    tick(&h);
-    h.step();
-    assert_eq!(outputs(&h, "a"), [1, 2, 3, 4], "no count twice, none lost");
-    assert_eq!(h.shared.committed(&input(0)), Some(4));
+    aborts_and_revives_after(
+        |c| c.fail_send = Some(BrokerErrorKind::InvalidProducerEpoch),
+        "txn send failed",
+    );
 }
 
 /// EndTxn was sent but its answer never came (the producer's `max.block.ms` passed: also
